@@ -1,0 +1,1 @@
+"""brokerd: a Kafka-protocol broker node. Never imports Django."""

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs a standalone Apache ZooKeeper in the foreground from the Debian package's jars.
+# Usage: scripts/zookeeper.sh PORT DATA_DIR
+# Used by `make run` (through the Procfile) and by the test suite, so both start ZooKeeper the same way.
+set -euo pipefail
+port=${1:?port}
+data_dir=${2:?data dir}
+mkdir -p "$data_dir"
+conf_dir=$(cd "$(dirname "$0")" && pwd)/zookeeper-conf
+exec java -Xmx256m -XX:+UseSerialGC \
+  -Dzookeeper.admin.enableServer=false \
+  -Dzookeeper.4lw.commands.whitelist=srvr,ruok,mntr \
+  -cp "$conf_dir:/usr/share/java/zookeeper.jar" \
+  org.apache.zookeeper.server.ZooKeeperServerMain "$port" "$data_dir"

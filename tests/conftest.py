@@ -1,0 +1,79 @@
+"""Session-wide real services and per-test ZooKeeper chroots.
+
+The controlling pytest process starts one ZooKeeper (and a private Redis when
+``REDIS_URL`` does not answer) in ``pytest_configure`` and exports their addresses
+as ``TEST_ZOOKEEPER`` / ``REDIS_URL``; xdist workers are spawned after that and
+inherit the environment, so the whole run shares one of each.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from tests.support.services import ManagedProcess, redis_answers, start_redis, start_zookeeper
+
+_owned: list[ManagedProcess] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        return  # an xdist worker: the controller already exported the addresses
+    if "TEST_ZOOKEEPER" not in os.environ:
+        zookeeper = start_zookeeper()
+        _owned.append(zookeeper)
+        os.environ["TEST_ZOOKEEPER"] = zookeeper.address
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    if not redis_answers(redis_url):
+        redis_server = start_redis()
+        _owned.append(redis_server)
+        redis_url = redis_server.address
+    os.environ["REDIS_URL"] = redis_url
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    while _owned:
+        _owned.pop().stop()
+
+
+@pytest.fixture(scope="session")
+def zookeeper_address() -> str:
+    """host:port of the session's real ZooKeeper."""
+    return os.environ["TEST_ZOOKEEPER"]
+
+
+@pytest.fixture
+def zk_connect(zookeeper_address: str) -> Iterator[str]:
+    """A connect string with a chroot of this test's own, e.g. ``127.0.0.1:2181/t-1a2b…``.
+
+    The chroot node is created up front (kazoo does not create it) and removed afterwards.
+    """
+    from kazoo.client import KazooClient
+
+    chroot = f"/t-{uuid.uuid4().hex[:12]}"
+    client = KazooClient(hosts=zookeeper_address, timeout=10)
+    client.start(timeout=30)
+    client.ensure_path(chroot)
+    try:
+        yield f"{zookeeper_address}{chroot}"
+    finally:
+        client.delete(chroot, recursive=True)
+        client.stop()
+        client.close()
+
+
+@pytest.fixture
+def zk(zk_connect: str) -> Iterator["object"]:
+    """A started kazoo client rooted at this test's chroot."""
+    from kazoo.client import KazooClient
+
+    client = KazooClient(hosts=zk_connect, timeout=10)
+    client.start(timeout=30)
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()
