@@ -1,0 +1,80 @@
+"""``LeaderEpochCache``: which leader epoch wrote which offsets, for replica truncation.
+
+A sorted list of (epoch, start offset): epoch ``e`` wrote offsets from its start offset
+up to the next entry's start offset (or the log end for the latest epoch). Followers ask
+"where did my epoch end?" (OffsetForLeaderEpoch) to truncate divergent tails. Persisted
+in the partition's ``leader-epoch-checkpoint`` (format in :mod:`checkpoint`) on every
+change; changes are rare (one per leader election).
+
+Invariant: epochs and start offsets are both strictly increasing.
+Thread-safety: not thread-safe; owned by the log's thread.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from brokerd.storage.checkpoint import read_epoch_checkpoint, write_epoch_checkpoint
+
+UNDEFINED_EPOCH = -1
+UNDEFINED_EPOCH_OFFSET = -1
+
+
+class LeaderEpochCache:
+    """The (epoch, start offset) list of one partition, backed by its checkpoint file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._entries = read_epoch_checkpoint(path)
+
+    @property
+    def entries(self) -> list[tuple[int, int]]:
+        return list(self._entries)
+
+    @property
+    def latest_epoch(self) -> int:
+        return self._entries[-1][0] if self._entries else UNDEFINED_EPOCH
+
+    def assign(self, epoch: int, start_offset: int) -> None:
+        """Record that ``epoch`` starts writing at ``start_offset``; a no-op unless the epoch
+        is newer. Entries at or past ``start_offset`` belonged to epochs that never got
+        their data committed here, so they are dropped to keep offsets increasing."""
+        if epoch < 0 or epoch <= self.latest_epoch:
+            return
+        self._entries = [e for e in self._entries if e[1] < start_offset]
+        self._entries.append((epoch, start_offset))
+        self._persist()
+
+    def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
+        """Kafka's OffsetForLeaderEpoch answer: (largest epoch <= ``epoch``, the offset
+        where that epoch's writes ended). Unknown (older than everything): (-1, -1)."""
+        if not self._entries or epoch < self._entries[0][0]:
+            return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+        if epoch >= self.latest_epoch:
+            return self.latest_epoch, log_end_offset
+        for i, (entry_epoch, _) in enumerate(self._entries):
+            if entry_epoch > epoch:
+                return self._entries[i - 1][0], self._entries[i][1]
+        raise AssertionError("unreachable: epoch < latest_epoch")
+
+    def truncate_from_end(self, end_offset: int) -> None:
+        """Forget epochs that started at or after ``end_offset`` (the log was truncated)."""
+        kept = [e for e in self._entries if e[1] < end_offset]
+        if kept != self._entries:
+            self._entries = kept
+            self._persist()
+
+    def truncate_from_start(self, start_offset: int) -> None:
+        """The log now starts at ``start_offset``: drop epochs wholly before it and move the
+        start of the epoch covering it up to ``start_offset``."""
+        covering = [i for i, e in enumerate(self._entries) if e[1] <= start_offset]
+        if not covering:
+            return
+        i = covering[-1]
+        kept = [(self._entries[i][0], start_offset)] + self._entries[i + 1 :]
+        if kept != self._entries:
+            self._entries = kept
+            self._persist()
+
+    def _persist(self) -> None:
+        write_epoch_checkpoint(self.path, self._entries)

@@ -1,0 +1,152 @@
+"""Opening a partition directory: leftover cleanup, segment loading and crash recovery.
+
+After a clean shutdown every segment and index is trusted (indexes are still
+sanity-checked and rebuilt if they look wrong). After an unclean one, every segment from
+the one holding the recovery point onwards is re-validated batch by batch (length,
+CRC32C, increasing offsets); the first invalid byte and everything after it, including
+later segments, is removed, because bytes past a torn write are not trustworthy. Files
+with suffixes ``.deleted`` / ``.tmp`` (unfinished deletions or atomic writes) and index
+files without a ``.log`` are removed first. Not thread-safe: runs before the log is used.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from brokerd.protocol.records import BatchHeader
+from brokerd.storage.config import LogConfig
+from brokerd.storage.errors import CorruptRecordError
+from brokerd.storage.producer_state import SNAPSHOT_SUFFIX, ProducerStateManager
+from brokerd.storage.segment import (
+    DELETED_SUFFIX,
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    LogSegment,
+    segment_stem,
+)
+from brokerd.storage.segments import LogSegments
+
+log = logging.getLogger(__name__)
+
+
+def remove_leftovers(directory: Path) -> None:
+    """Finish interrupted deletions and atomic writes, drop orphan indexes."""
+    stems = {p.stem for p in directory.glob("*" + LOG_SUFFIX)}
+    for path in directory.iterdir():
+        orphan_index = path.suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX) and path.stem not in stems
+        if path.suffix in (DELETED_SUFFIX, ".tmp") or orphan_index:
+            path.unlink(missing_ok=True)
+
+
+def load_segments(
+    directory: Path,
+    config: LogConfig,
+    recovery_point: int,
+    clean_shutdown: bool,
+    initial_offset: int,
+    now_ms: int,
+) -> LogSegments:
+    """Open (and if needed recover) every segment; the last one is made active.
+
+    ``initial_offset`` is the base offset of the segment created for an empty directory.
+    """
+    remove_leftovers(directory)
+    segments = LogSegments()
+    for path in sorted(directory.glob("*" + LOG_SUFFIX)):
+        segments.add(_open_segment(directory, int(path.stem), config, now_ms))
+    if not clean_shutdown and len(segments):
+        _recover_from(segments, recovery_point)
+    for segment in segments.snapshot():
+        if not segment.next_offset > segment.base_offset and segment is not segments.active:
+            log.warning("removing empty non-final segment %s", segment.log_path)
+            segments.remove(segment)
+            segment.delete()
+    if not len(segments):
+        segments.add(_open_segment(directory, initial_offset, config, now_ms))
+    segments.active.make_active(config.segment_index_bytes)
+    return segments
+
+
+def _open_segment(directory: Path, base_offset: int, config: LogConfig, now_ms: int) -> LogSegment:
+    segment = LogSegment(
+        directory,
+        base_offset,
+        config.index_interval_bytes,
+        config.segment_index_bytes,
+        active=False,
+        created_ms=now_ms,
+    )
+    try:
+        if segment.indexes_consistent:
+            segment.load()
+            return segment
+    except CorruptRecordError:
+        pass
+    log.warning("rebuilding indexes of %s", segment.log_path)
+    try:
+        segment.rebuild_indexes()
+    except CorruptRecordError:
+        segment.recover()
+    return segment
+
+
+def _recover_from(segments: LogSegments, recovery_point: int) -> None:
+    """Re-validate from the segment holding ``recovery_point``; cut at the first bad byte."""
+    to_check = segments.from_offset(recovery_point)
+    for i, segment in enumerate(to_check):
+        truncated = segment.recover()
+        if truncated:
+            log.warning("truncated %d invalid bytes from %s", truncated, segment.log_path)
+            for later in to_check[i + 1 :]:
+                log.warning("removing segment %s after a corrupt one", later.log_path)
+                segments.remove(later)
+                later.delete()
+            return
+
+
+# -- producer snapshots -----------------------------------------------------------------
+def snapshot_path(directory: Path, offset: int) -> Path:
+    return directory / (segment_stem(offset) + SNAPSHOT_SUFFIX)
+
+
+def snapshot_offsets(directory: Path) -> list[int]:
+    return sorted(int(p.stem) for p in directory.glob("*" + SNAPSHOT_SUFFIX))
+
+
+def delete_snapshots(directory: Path, keep: Callable[[int], bool]) -> None:
+    for offset in snapshot_offsets(directory):
+        if not keep(offset):
+            snapshot_path(directory, offset).unlink(missing_ok=True)
+
+
+def load_producer_state(
+    directory: Path, segments: LogSegments, log_end_offset: int
+) -> ProducerStateManager:
+    """The newest readable snapshot at or below the log end, then a replay of the batch
+    headers after it. Snapshots above the log end describe data that is gone: deleted."""
+    delete_snapshots(directory, lambda offset: offset <= log_end_offset)
+    state, start = ProducerStateManager(), segments.first.base_offset
+    for offset in reversed(snapshot_offsets(directory)):
+        try:
+            state = ProducerStateManager.read_snapshot(snapshot_path(directory, offset))
+        except ValueError as exc:
+            log.warning("ignoring producer snapshot: %s", exc)
+            continue
+        start = offset
+        break
+    for header in replay_headers(segments, start):
+        state.update(header)
+    return state
+
+
+def replay_headers(segments: LogSegments, start_offset: int) -> Iterator[BatchHeader]:
+    """Headers of every batch whose base offset is >= ``start_offset``, in order."""
+    for segment in segments.from_offset(start_offset):
+        found = segment.find_batch(start_offset)
+        if found is not None:
+            for _, header in segment.iter_batches(found[0]):
+                if header.base_offset >= start_offset:
+                    yield header

@@ -1,0 +1,209 @@
+"""``LogManager``: every partition log of this broker, across one or more log dirs.
+
+Each log dir holds partition directories ``<topic>-<partition>`` plus three offset
+checkpoints (``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint``,
+``replication-offset-checkpoint``; format in :mod:`checkpoint`) and, between a clean
+shutdown and the next start, the ``.kafka_cleanshutdown`` marker. The marker is removed
+as soon as loading finishes, so its presence at start-up proves the previous run closed
+every log cleanly; without it, each log re-validates from its recovery point.
+
+Deleted partitions are first renamed to ``<topic>-<partition>.<hex>-delete`` (atomic,
+so a crash never resurrects a half-deleted log) and then removed; leftovers of that kind
+are removed at load. Periodic work is exposed as hooks the server schedules with
+explicit ``now_ms``: :meth:`enforce_retention`, :meth:`logs_due_for_flush`,
+:meth:`delete_expired_files` and :meth:`checkpoint`.
+
+Thread-safety: not thread-safe; call from the event loop. Only ``Log.flush`` of logs
+returned by :meth:`logs_due_for_flush` may run in worker threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from brokerd.storage.checkpoint import (
+    CLEAN_SHUTDOWN_MARKER,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    TopicPartition,
+    fsync_directory,
+    read_offset_checkpoint,
+    write_offset_checkpoint,
+)
+from brokerd.storage.config import LogConfig
+from brokerd.storage.log import Log
+
+logger = logging.getLogger(__name__)
+
+_PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
+_DELETE_SUFFIX = "-delete"
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"
+
+
+def parse_partition_dir(name: str) -> TopicPartition | None:
+    """(topic, partition) of a partition directory name, None for anything else."""
+    match = _PARTITION_DIR.match(name)
+    if match is None or name.endswith(_DELETE_SUFFIX):
+        return None
+    return match["topic"], int(match["partition"])
+
+
+class LogManager:
+    """Owns the logs of all partitions hosted by this broker."""
+
+    def __init__(
+        self,
+        log_dirs: list[Path],
+        default_config: LogConfig,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not log_dirs:
+            raise ValueError("at least one log dir is required")
+        self.log_dirs = [Path(d) for d in log_dirs]
+        self.default_config = default_config
+        self._clock = clock
+        self._logs: dict[TopicPartition, Log] = {}
+        self._dir_of: dict[TopicPartition, Path] = {}
+
+    # -- start-up -----------------------------------------------------------------------
+    def load(self, topic_configs: Mapping[str, LogConfig] | None = None) -> None:
+        """Open every partition directory (recovering after an unclean shutdown), then
+        remove the clean-shutdown markers. ``topic_configs`` overrides the default config
+        per topic; it can also be applied later with ``Log.update_config``."""
+        configs = topic_configs or {}
+        for log_dir in self.log_dirs:
+            log_dir.mkdir(parents=True, exist_ok=True)
+            marker = log_dir / CLEAN_SHUTDOWN_MARKER
+            clean = marker.exists()
+            recovery_points = read_offset_checkpoint(log_dir / RECOVERY_POINT_CHECKPOINT)
+            log_starts = read_offset_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT)
+            high_watermarks = read_offset_checkpoint(log_dir / REPLICATION_OFFSET_CHECKPOINT)
+            for child in sorted(log_dir.iterdir()):
+                if not child.is_dir():
+                    continue
+                if child.name.endswith(_DELETE_SUFFIX):
+                    shutil.rmtree(child, ignore_errors=True)
+                    continue
+                key = parse_partition_dir(child.name)
+                if key is None:
+                    continue
+                if key in self._logs:
+                    raise RuntimeError(f"partition {key} found in two log dirs")
+                if not clean:
+                    logger.warning("recovering %s after an unclean shutdown", child)
+                self._logs[key] = Log(
+                    child,
+                    configs.get(key[0], self.default_config),
+                    recovery_point=recovery_points.get(key, 0),
+                    log_start_offset=log_starts.get(key, 0),
+                    high_watermark=high_watermarks.get(key, 0),
+                    clean_shutdown=clean,
+                    clock=self._clock,
+                )
+                self._dir_of[key] = log_dir
+            marker.unlink(missing_ok=True)
+            fsync_directory(log_dir)
+        self.checkpoint()
+
+    # -- partitions ---------------------------------------------------------------------
+    def get(self, topic: str, partition: int) -> Log | None:
+        return self._logs.get((topic, partition))
+
+    def all_logs(self) -> dict[TopicPartition, Log]:
+        return dict(self._logs)
+
+    def get_or_create(self, topic: str, partition: int, config: LogConfig | None = None) -> Log:
+        """The partition's log, created in the log dir hosting the fewest partitions if
+        new. A given ``config`` replaces an existing log's config."""
+        key = (topic, partition)
+        existing = self._logs.get(key)
+        if existing is not None:
+            if config is not None:
+                existing.update_config(config)
+            return existing
+        log_dir = min(
+            self.log_dirs, key=lambda d: sum(1 for v in self._dir_of.values() if v == d)
+        )
+        directory = log_dir / partition_dir_name(topic, partition)
+        log = Log(
+            directory,
+            config or self.default_config,
+            clean_shutdown=True,
+            clock=self._clock,
+        )
+        fsync_directory(log_dir)
+        self._logs[key] = log
+        self._dir_of[key] = log_dir
+        return log
+
+    def delete(self, topic: str, partition: int) -> bool:
+        """Close and remove the partition's log; False if this broker has none."""
+        key = (topic, partition)
+        log = self._logs.pop(key, None)
+        if log is None:
+            return False
+        log_dir = self._dir_of.pop(key)
+        log.close()
+        doomed = log.directory.with_name(f"{log.directory.name}.{uuid.uuid4().hex}{_DELETE_SUFFIX}")
+        log.directory.rename(doomed)
+        fsync_directory(log_dir)
+        self._write_checkpoints(log_dir)
+        shutil.rmtree(doomed, ignore_errors=True)
+        return True
+
+    # -- periodic hooks -----------------------------------------------------------------
+    def enforce_retention(self, now_ms: int) -> int:
+        """Apply retention to every log; returns the number of segments deleted."""
+        return sum(log.enforce_retention(now_ms) for log in self._logs.values())
+
+    def logs_due_for_flush(self, now_ms: int) -> list[Log]:
+        """Logs whose flush policy asks for an fsync; run ``log.flush`` in a worker."""
+        return [log for log in self._logs.values() if log.flush_due(now_ms)]
+
+    def delete_expired_files(self, now_ms: int) -> None:
+        for log in self._logs.values():
+            log.delete_expired_files(now_ms)
+
+    def checkpoint(self) -> None:
+        """Persist recovery points, log starts and high watermarks of every log dir, and
+        each log's producer-state snapshot."""
+        for log in self._logs.values():
+            log.take_producer_snapshot()
+        for log_dir in self.log_dirs:
+            self._write_checkpoints(log_dir)
+
+    def _write_checkpoints(self, log_dir: Path) -> None:
+        logs = {key: log for key, log in self._logs.items() if self._dir_of[key] == log_dir}
+        write_offset_checkpoint(
+            log_dir / RECOVERY_POINT_CHECKPOINT, {k: v.recovery_point for k, v in logs.items()}
+        )
+        write_offset_checkpoint(
+            log_dir / LOG_START_OFFSET_CHECKPOINT,
+            {k: v.log_start_offset for k, v in logs.items()},
+        )
+        write_offset_checkpoint(
+            log_dir / REPLICATION_OFFSET_CHECKPOINT,
+            {k: v.high_watermark for k, v in logs.items()},
+        )
+
+    def close(self) -> None:
+        """Clean shutdown: close every log (flush + snapshot), write the checkpoints, and
+        only then the clean-shutdown markers."""
+        for log in self._logs.values():
+            log.close()
+        for log_dir in self.log_dirs:
+            self._write_checkpoints(log_dir)
+            (log_dir / CLEAN_SHUTDOWN_MARKER).touch()
+            fsync_directory(log_dir)
+        self._logs.clear()
+        self._dir_of.clear()

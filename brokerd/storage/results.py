@@ -1,0 +1,55 @@
+"""Values the log hands to request handlers: what an append did, and where to read."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """Offsets an append assigned (or, for a retried duplicate batch, had assigned before).
+
+    ``log_append_time`` is the broker time stamped into the batches for LogAppendTime
+    topics and -1 for CreateTime; ``duplicate`` means nothing new was stored.
+    """
+
+    base_offset: int
+    last_offset: int
+    log_append_time: int
+    log_start_offset: int
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class FileRegion:
+    """``nbytes`` of whole record batches at ``position`` of an open segment file.
+
+    The network layer may ``os.sendfile(sock, region.file.fileno(), position, nbytes)``
+    (zero copy) or call :meth:`read`. The file stays open for at least
+    ``file.delete.delay.ms`` after its segment is deleted, so a region remains readable
+    while its response is being written.
+    """
+
+    file: BinaryIO
+    position: int
+    nbytes: int
+
+    def read(self) -> bytes:
+        return os.pread(self.file.fileno(), self.nbytes, self.position)
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """Consecutive regions holding whole batches in offset order; ``size`` = their sum."""
+
+    regions: list[FileRegion] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return sum(region.nbytes for region in self.regions)
+
+    def read(self) -> bytes:
+        """All regions' bytes (for handlers that do not sendfile)."""
+        return b"".join(region.read() for region in self.regions)

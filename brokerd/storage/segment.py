@@ -1,0 +1,285 @@
+"""``LogSegment``: one ``.log`` file of record batches plus its offset and time indexes.
+
+On-disk format: ``<base offset, 20 digits>.log`` is a plain concatenation of RecordBatch
+v2 batches exactly as produced, each with its final base offset and partition leader
+epoch patched into the header; ``.index`` and ``.timeindex`` of the same stem are the
+sparse indexes (:mod:`offset_index`, :mod:`time_index`). The segment's *size* is the
+committed length: bytes beyond it (a torn write before a crash) are never read and are
+cut off by :meth:`recover`.
+
+Thread-safety: not thread-safe, except that :meth:`flush` may run in a flush worker
+thread while the owning thread appends (fsync and pwrite on one fd are independent).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from brokerd.protocol import ProtocolError
+from brokerd.protocol.records import (
+    BATCH_HEADER_SIZE,
+    BatchHeader,
+    parse_batch_header,
+    validate_batch,
+)
+from brokerd.storage.errors import CorruptRecordError
+from brokerd.storage.offset_index import MAX_RELATIVE_OFFSET, OffsetIndex
+from brokerd.storage.time_index import TimeIndex
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+DELETED_SUFFIX = ".deleted"
+
+# Header scans read this much at a time: one pread covers dozens of small batches' headers.
+_SCAN_CHUNK = 16 * 1024
+
+
+def segment_stem(base_offset: int) -> str:
+    """Kafka's file name stem: the base offset, zero-padded to 20 digits."""
+    return f"{base_offset:020d}"
+
+
+class LogSegment:
+    """One segment; ``size`` bytes of trusted batches starting at ``base_offset``."""
+
+    def __init__(
+        self,
+        directory: Path,
+        base_offset: int,
+        index_interval_bytes: int,
+        max_index_size: int,
+        active: bool,
+        created_ms: int,
+    ) -> None:
+        stem = segment_stem(base_offset)
+        self.base_offset = base_offset
+        self.index_interval_bytes = index_interval_bytes
+        self.log_path = directory / (stem + LOG_SUFFIX)
+        fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+        self.file = open(fd, "r+b", buffering=0)  # noqa: SIM115 - closed by close()/delete()
+        self.size = os.fstat(fd).st_size
+        self.offset_index = OffsetIndex(
+            directory / (stem + INDEX_SUFFIX), base_offset, max_index_size, active
+        )
+        self.time_index = TimeIndex(
+            directory / (stem + TIME_INDEX_SUFFIX), base_offset, max_index_size, active
+        )
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = base_offset
+        self._bytes_since_index_entry = 0
+        # Segment age for segment.ms: wall-clock creation time, or for a loaded segment its
+        # first batch's timestamp (our own writes; a restart must not reset the age).
+        self.created_ms = created_ms
+
+    # -- state --------------------------------------------------------------------------
+    @property
+    def indexes_consistent(self) -> bool:
+        return self.offset_index.consistent and self.time_index.consistent
+
+    def is_full(self) -> bool:
+        return self.offset_index.is_full or self.time_index.is_full
+
+    def can_hold_offset(self, offset: int) -> bool:
+        return 0 <= offset - self.base_offset <= MAX_RELATIVE_OFFSET
+
+    def load(self) -> None:
+        """Derive next offset, max timestamp and age after opening a trusted segment.
+
+        Only the tail after the last offset-index entry is scanned (Kafka's
+        ``readNextOffset``); the time index's last entry is exact for a segment closed by
+        us, and the scan covers whatever came after it.
+        """
+        self.max_timestamp = self.time_index.max_timestamp
+        last = self.time_index.last_entry()
+        self.offset_of_max_timestamp = self.base_offset + last[1] if last else self.base_offset
+        offset, position = self.offset_index.lookup(self.offset_index.last_offset)
+        self.next_offset = offset
+        self._bytes_since_index_entry = self.size - position
+        for _, header in self.iter_batches(position):
+            self._track(header)
+        first = next(self.iter_batches(0), None)
+        if first is not None and first[1].max_timestamp >= 0:
+            self.created_ms = first[1].max_timestamp
+
+    def _track(self, header: BatchHeader) -> None:
+        self.next_offset = header.last_offset + 1
+        if header.max_timestamp > self.max_timestamp:
+            self.max_timestamp = header.max_timestamp
+            self.offset_of_max_timestamp = header.base_offset
+
+    # -- append -------------------------------------------------------------------------
+    def append(self, data: bytes | bytearray | memoryview, batches: list[BatchHeader]) -> None:
+        """Write ``data`` (the concatenation of ``batches``, offsets final) at the end.
+
+        An index entry is added for a batch once more than ``index.interval.bytes`` were
+        written since the previous entry; it is added before the batch is counted, so the
+        entry's position is the batch's own start.
+        """
+        position = self.size
+        written = os.pwrite(self.file.fileno(), data, position)
+        if written != len(data):
+            raise OSError(f"short write to {self.log_path}: {written} of {len(data)} bytes")
+        for header in batches:
+            self._index_batch(position, header)
+            position += header.size_in_bytes
+        self.size = position
+
+    def _index_batch(self, position: int, header: BatchHeader) -> None:
+        if self._bytes_since_index_entry > self.index_interval_bytes:
+            self.offset_index.append(header.base_offset, position)
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self._bytes_since_index_entry = 0
+        self._bytes_since_index_entry += header.size_in_bytes
+        self._track(header)
+
+    # -- reads --------------------------------------------------------------------------
+    def iter_batches(
+        self, position: int, end: int | None = None
+    ) -> Iterator[tuple[int, BatchHeader]]:
+        """(position, header) of each trusted batch from ``position`` (a batch start) to
+        ``end`` (default: the committed size)."""
+        end = self.size if end is None else end
+        fd = self.file.fileno()
+        chunk, chunk_position = b"", position
+        while position + BATCH_HEADER_SIZE <= end:
+            at = position - chunk_position
+            if at + BATCH_HEADER_SIZE > len(chunk):
+                chunk, chunk_position, at = os.pread(fd, _SCAN_CHUNK, position), position, 0
+            header = parse_batch_header(chunk, at)
+            if header.size_in_bytes < BATCH_HEADER_SIZE or position + header.size_in_bytes > end:
+                raise CorruptRecordError(f"{self.log_path}: bad batch length at {position}")
+            yield position, header
+            position += header.size_in_bytes
+
+    def find_batch(self, offset: int) -> tuple[int, BatchHeader] | None:
+        """The first batch whose last offset is >= ``offset`` (the batch holding it, or the
+        next one), found via the index and a short forward scan."""
+        _, position = self.offset_index.lookup(offset)
+        for found in self.iter_batches(position):
+            if found[1].last_offset >= offset:
+                return found
+        return None
+
+    def find_timestamp(self, timestamp: int) -> BatchHeader | None:
+        """The first batch whose max timestamp is >= ``timestamp``."""
+        _, position = self.offset_index.lookup(self.time_index.offset_before(timestamp))
+        for _, header in self.iter_batches(position):
+            if header.max_timestamp >= timestamp:
+                return header
+        return None
+
+    def read(self, position: int, nbytes: int) -> bytes:
+        return os.pread(self.file.fileno(), nbytes, position)
+
+    # -- recovery and truncation --------------------------------------------------------
+    def rebuild_indexes(self) -> None:
+        """Recreate both indexes from the (trusted) batch headers."""
+        self._reset_tracking()
+        for position, header in self.iter_batches(0):
+            self._index_batch(position, header)
+
+    def recover(self) -> int:
+        """Re-validate every batch (length, magic, CRC32C, increasing offsets), rebuild the
+        indexes, and cut the file at the first invalid batch. Returns the bytes cut."""
+        self._reset_tracking()
+        fd = self.file.fileno()
+        file_size = os.fstat(fd).st_size
+        position = 0
+        while position + BATCH_HEADER_SIZE <= file_size:
+            raw = os.pread(fd, BATCH_HEADER_SIZE, position)
+            try:
+                header = parse_batch_header(raw, 0)
+                size = header.size_in_bytes
+                if size < BATCH_HEADER_SIZE or position + size > file_size:
+                    break
+                if header.base_offset < self.next_offset:
+                    break
+                validate_batch(os.pread(fd, size, position), 0, header)
+            except ProtocolError:
+                break
+            self._index_batch(position, header)
+            position += size
+        self.size = position
+        truncated = file_size - position
+        if truncated:
+            os.ftruncate(fd, position)
+        return truncated
+
+    def _reset_tracking(self) -> None:
+        self.offset_index.reset()
+        self.time_index.reset()
+        self.next_offset = self.base_offset
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = self.base_offset
+        self._bytes_since_index_entry = 0
+
+    def truncate_to(self, offset: int) -> int:
+        """Drop every batch whose last offset is >= ``offset``; returns the bytes dropped.
+
+        A batch straddling ``offset`` goes entirely, so the new end is a batch boundary.
+        """
+        found = self.find_batch(offset)
+        if found is None:
+            return 0
+        position, header = found
+        self.offset_index.truncate_to(header.base_offset)
+        self.time_index.truncate_to(header.base_offset)
+        dropped = self.size - position
+        os.ftruncate(self.file.fileno(), position)
+        self.size = position
+        self.load()
+        return dropped
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def make_active(self, max_index_size: int) -> None:
+        """Preallocate the indexes again (after a truncation made this the last segment)."""
+        self.offset_index.resize(max_index_size)
+        self.time_index.resize(max_index_size)
+
+    def seal(self) -> None:
+        """Called when the segment stops being active: record its exact max timestamp in
+        the time index (always possible: the time index reserves a slot for it) and trim
+        both index files to their entries."""
+        if self.max_timestamp >= 0:
+            self.time_index.maybe_append(
+                self.max_timestamp, self.offset_of_max_timestamp, final=True
+            )
+        self.offset_index.trim()
+        self.time_index.trim()
+
+    def flush(self) -> None:
+        """fsync the data and msync the indexes (safe in a worker thread, see module doc)."""
+        os.fsync(self.file.fileno())
+        self.offset_index.flush()
+        self.time_index.flush()
+
+    def largest_timestamp_ms(self) -> int:
+        """For time retention: the max batch timestamp, else the file's modification time."""
+        if self.max_timestamp >= 0:
+            return self.max_timestamp
+        return int(os.stat(self.log_path).st_mtime * 1000)
+
+    def close(self) -> None:
+        self.seal()
+        self.offset_index.close()
+        self.time_index.close()
+        self.file.close()
+
+    def mark_deleted(self) -> None:
+        """Rename the files to ``*.deleted`` so a restart drops them; readers holding a
+        :class:`FileRegion` of this segment keep working until :meth:`delete`."""
+        for index in (self.offset_index, self.time_index):
+            index.rename(index.path.with_name(index.path.name + DELETED_SUFFIX))
+        new_path = self.log_path.with_name(self.log_path.name + DELETED_SUFFIX)
+        os.replace(self.log_path, new_path)
+        self.log_path = new_path
+
+    def delete(self) -> None:
+        self.offset_index.delete()
+        self.time_index.delete()
+        self.file.close()
+        self.log_path.unlink(missing_ok=True)
