@@ -1,0 +1,71 @@
+from pathlib import Path
+
+import pytest
+
+from brokerd.storage.offset_index import OffsetIndex
+
+
+def make(tmp_path: Path, max_size: int = 80, base: int = 100) -> OffsetIndex:
+    return OffsetIndex(tmp_path / "x.index", base, max_size, preallocate=True)
+
+
+def test_lookup_returns_floor_entry_or_segment_start(tmp_path: Path) -> None:
+    index = make(tmp_path)
+    for offset, position in [(110, 4100), (125, 8300), (140, 12500)]:
+        index.append(offset, position)
+    assert index.lookup(99) == (100, 0)
+    assert index.lookup(109) == (100, 0)
+    assert index.lookup(110) == (110, 4100)
+    assert index.lookup(124) == (110, 4100)
+    assert index.lookup(125) == (125, 8300)
+    assert index.lookup(10_000) == (140, 12500)
+
+
+def test_entries_must_increase_and_capacity_is_bounded(tmp_path: Path) -> None:
+    index = make(tmp_path, max_size=20)  # room for 2 whole 8-byte entries
+    index.append(101, 10)
+    with pytest.raises(ValueError):
+        index.append(101, 20)
+    with pytest.raises(ValueError):
+        index.append(102, 10)
+    index.append(102, 20)
+    assert index.is_full
+    with pytest.raises(OverflowError):
+        index.append(103, 30)
+
+
+def test_preallocated_then_trimmed_on_close_and_reloaded(tmp_path: Path) -> None:
+    index = make(tmp_path)
+    index.append(105, 500)
+    index.append(107, 900)
+    assert index.path.stat().st_size == 80
+    index.close()
+    assert index.path.stat().st_size == 16
+    reopened = OffsetIndex(index.path, 100, 80, preallocate=False)
+    assert reopened.consistent and reopened.entries == 2
+    assert reopened.lookup(106) == (105, 500)
+
+
+def test_untrimmed_or_zeroed_or_torn_file_is_inconsistent(tmp_path: Path) -> None:
+    index = make(tmp_path)
+    index.append(105, 500)
+    index.flush()
+    untrimmed = OffsetIndex(index.path, 100, 80, preallocate=False)  # crash image
+    assert untrimmed.entries == 1 and not untrimmed.consistent
+    index.close()
+    index.path.write_bytes(bytes(16))
+    assert not OffsetIndex(index.path, 100, 80, preallocate=False).consistent
+    index.path.write_bytes(bytes.fromhex("0000000500000100") + b"\x00\x00\x00")
+    torn = OffsetIndex(index.path, 100, 80, preallocate=False)
+    assert torn.entries == 1 and not torn.consistent
+
+
+def test_truncate_to_drops_entries_at_or_above_offset_and_zeroes_them(tmp_path: Path) -> None:
+    index = make(tmp_path)
+    for offset, position in [(110, 100), (120, 200), (130, 300)]:
+        index.append(offset, position)
+    index.truncate_to(120)
+    assert index.entries == 1 and index.last_offset == 110
+    index.flush()
+    crash_image = OffsetIndex(index.path, 100, 80, preallocate=False)
+    assert crash_image.entries == 1  # dropped entries cannot come back as a valid prefix
