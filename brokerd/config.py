@@ -1,0 +1,217 @@
+"""Broker configuration: Kafka-style properties, command-line overrides, typed access.
+
+Why its own module: the broker's identity (id, listeners, ZooKeeper, log dirs) comes from
+flags or a small ``server.properties``-style file, and everything else in Kafka's broker
+key space has a documented default.  This module parses both sources into one immutable
+:class:`BrokerConfig`; flags win over the file, the file wins over the defaults.
+
+The properties format is Java's, restricted to what operators actually write:
+``key=value`` or ``key: value`` per line, ``#``/``!`` comments, blank lines ignored,
+surrounding whitespace stripped.  Line continuations and unicode escapes are not
+supported (an unterminated continuation is a :class:`ConfigError`, not a silent guess).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+
+class ConfigError(ValueError):
+    """The configuration cannot start a broker; the message names the offending key."""
+
+
+# Broker keys that set a topic's default ``LogConfig``: broker key -> (topic key, unit factor).
+# Kafka names a topic's setting differently from the broker-wide default it inherits
+# (``log.retention.hours`` -> ``retention.ms``); the factor converts the unit.
+_LOG_DEFAULT_KEYS: dict[str, tuple[str, int]] = {
+    "log.segment.bytes": ("segment.bytes", 1),
+    "log.roll.ms": ("segment.ms", 1),
+    "log.roll.hours": ("segment.ms", 3_600_000),
+    "log.index.size.max.bytes": ("segment.index.bytes", 1),
+    "log.index.interval.bytes": ("index.interval.bytes", 1),
+    "log.retention.ms": ("retention.ms", 1),
+    "log.retention.minutes": ("retention.ms", 60_000),
+    "log.retention.hours": ("retention.ms", 3_600_000),
+    "log.retention.bytes": ("retention.bytes", 1),
+    "log.flush.interval.messages": ("flush.messages", 1),
+    "log.flush.interval.ms": ("flush.ms", 1),
+    "message.max.bytes": ("max.message.bytes", 1),
+    "log.message.timestamp.type": ("message.timestamp.type", 1),
+    "log.cleanup.policy": ("cleanup.policy", 1),
+    "min.insync.replicas": ("min.insync.replicas", 1),
+    "unclean.leader.election.enable": ("unclean.leader.election.enable", 1),
+    "log.cleaner.delete.retention.ms": ("delete.retention.ms", 1),
+    "log.cleaner.min.compaction.lag.ms": ("min.compaction.lag.ms", 1),
+}
+# When several broker keys map to one topic key, Kafka lets the finest unit win.
+_UNIT_PRECEDENCE = ("log.retention.ms", "log.retention.minutes", "log.retention.hours",
+                    "log.roll.ms", "log.roll.hours")
+
+FETCH_TRANSFER_MODES = ("sendfile", "pread")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One listener: ``PLAINTEXT://127.0.0.1:9092`` -> name PLAINTEXT, host, port.
+
+    The listener name doubles as its security protocol until a
+    ``listener.security.protocol.map`` says otherwise.
+    """
+
+    name: str
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"{self.name}://{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Everything the broker process needs at start-up, typed and validated."""
+
+    broker_id: int
+    listeners: tuple[Endpoint, ...]
+    zookeeper_connect: str
+    log_dirs: tuple[Path, ...]
+    advertised_listeners: tuple[Endpoint, ...] = ()
+    rack: str | None = None
+    metrics_port: int | None = None
+    auto_create_topics_enable: bool = True
+    delete_topic_enable: bool = True
+    num_partitions: int = 1
+    default_replication_factor: int = 1
+    socket_request_max_bytes: int = 104_857_600
+    zookeeper_session_timeout_ms: int = 18_000
+    # How Fetch responses move log bytes to the socket: ``sendfile`` (zero copy) or
+    # ``pread`` (copy into a reused buffer).  bench/fetch_transfer.py measured both.
+    fetch_transfer: str = "sendfile"
+    # Topic-level defaults (Kafka's topic key names), inherited by every new log.
+    log_defaults: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def advertised(self) -> tuple[Endpoint, ...]:
+        """Endpoints clients are told to connect to (advertised, else the listeners)."""
+        return self.advertised_listeners or self.listeners
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Parse Java-properties text into a dict; later keys override earlier ones."""
+    result: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        if line.endswith("\\"):
+            raise ConfigError(f"line {number}: line continuations are not supported")
+        separators = [i for i in (line.find("="), line.find(":")) if i > 0]
+        if not separators:
+            raise ConfigError(f"line {number}: expected key=value, got {raw!r}")
+        cut = min(separators)
+        result[line[:cut].strip()] = line[cut + 1 :].strip()
+    return result
+
+
+def parse_listeners(value: str, key: str = "listeners") -> tuple[Endpoint, ...]:
+    """``NAME://host:port[,NAME://host:port…]`` -> endpoints (names must be unique)."""
+    endpoints: list[Endpoint] = []
+    for item in filter(None, (part.strip() for part in value.split(","))):
+        parsed = urlsplit(item)
+        if not parsed.scheme or parsed.port is None:
+            raise ConfigError(f"{key}: {item!r} is not NAME://host:port")
+        endpoints.append(Endpoint(parsed.scheme.upper(), parsed.hostname or "0.0.0.0",
+                                  parsed.port))
+    names = [endpoint.name for endpoint in endpoints]
+    if not endpoints or len(set(names)) != len(names):
+        raise ConfigError(f"{key}: need at least one listener and unique names, got {value!r}")
+    return tuple(endpoints)
+
+
+def _as_int(props: Mapping[str, str], key: str, default: int) -> int:
+    value = props.get(key)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"{key}: {value!r} is not an integer") from None
+
+
+def _as_bool(props: Mapping[str, str], key: str, default: bool) -> bool:
+    value = props.get(key)
+    if value is None:
+        return default
+    if value.lower() not in ("true", "false"):
+        raise ConfigError(f"{key}: {value!r} is not true/false")
+    return value.lower() == "true"
+
+
+def log_defaults_from(props: Mapping[str, str]) -> dict[str, str]:
+    """Translate broker-wide ``log.*`` keys into topic-level config keys and units."""
+    defaults: dict[str, str] = {}
+    ordered = [k for k in _LOG_DEFAULT_KEYS if k not in _UNIT_PRECEDENCE]
+    ordered += list(reversed(_UNIT_PRECEDENCE))  # coarse first, so fine units overwrite
+    for broker_key in ordered:
+        if broker_key not in props:
+            continue
+        topic_key, factor = _LOG_DEFAULT_KEYS[broker_key]
+        value = props[broker_key]
+        if factor != 1:
+            value = str(_as_int(props, broker_key, 0) * factor)
+        defaults[topic_key] = value
+    return defaults
+
+
+def build_config(props: Mapping[str, str]) -> BrokerConfig:
+    """Build a validated :class:`BrokerConfig` from merged properties (file + flags)."""
+    for required in ("broker.id", "listeners", "zookeeper.connect", "log.dirs"):
+        if not props.get(required):
+            raise ConfigError(f"{required} is required")
+    listeners = parse_listeners(props["listeners"])
+    advertised = props.get("advertised.listeners")
+    fetch_transfer = props.get("socket.fetch.transfer", "sendfile")
+    if fetch_transfer not in FETCH_TRANSFER_MODES:
+        raise ConfigError(f"socket.fetch.transfer: {fetch_transfer!r} not in "
+                          f"{FETCH_TRANSFER_MODES}")
+    metrics_port = props.get("metrics.port")
+    config = BrokerConfig(
+        broker_id=_as_int(props, "broker.id", -1),
+        listeners=listeners,
+        zookeeper_connect=props["zookeeper.connect"],
+        log_dirs=tuple(Path(p.strip()) for p in props["log.dirs"].split(",") if p.strip()),
+        advertised_listeners=parse_listeners(advertised, "advertised.listeners")
+        if advertised else (),
+        rack=props.get("broker.rack") or None,
+        metrics_port=_as_int(props, "metrics.port", 0) if metrics_port else None,
+        auto_create_topics_enable=_as_bool(props, "auto.create.topics.enable", True),
+        delete_topic_enable=_as_bool(props, "delete.topic.enable", True),
+        num_partitions=_as_int(props, "num.partitions", 1),
+        default_replication_factor=_as_int(props, "default.replication.factor", 1),
+        socket_request_max_bytes=_as_int(props, "socket.request.max.bytes", 104_857_600),
+        zookeeper_session_timeout_ms=_as_int(props, "zookeeper.session.timeout.ms", 18_000),
+        fetch_transfer=fetch_transfer,
+        log_defaults=log_defaults_from(props),
+    )
+    if config.broker_id < 0:
+        raise ConfigError("broker.id must be a non-negative integer")
+    if config.num_partitions < 1 or config.default_replication_factor < 1:
+        raise ConfigError("num.partitions and default.replication.factor must be >= 1")
+    if config.socket_request_max_bytes < 1024:
+        raise ConfigError("socket.request.max.bytes must be at least 1024")
+    return config
+
+
+def load_config(config_file: Path | None, overrides: Mapping[str, str | None]) -> BrokerConfig:
+    """Read the optional properties file, apply non-None flag overrides, validate."""
+    props: dict[str, str] = {}
+    if config_file is not None:
+        try:
+            props.update(parse_properties(config_file.read_text(encoding="utf-8")))
+        except OSError as exc:
+            raise ConfigError(f"cannot read {config_file}: {exc}") from exc
+    props.update({key: value for key, value in overrides.items() if value is not None})
+    return build_config(props)

@@ -1,0 +1,248 @@
+"""ZooKeeper paths and Kafka's JSON znode formats, as pure functions.
+
+Why Kafka's formats: operators' tools and knowledge (``zookeeper-shell``, ``kafka-topics``
+against an old ZooKeeper-mode cluster) carry over, and the control plane writes these nodes
+directly.  Every encoder here produces exactly the JSON Kafka (ZooKeeper mode) writes;
+every decoder accepts what Kafka writes, ignoring unknown keys.
+
+Formats (all paths below the deployment's chroot):
+
+* ``/brokers/ids/<id>`` (ephemeral) ``{"version":5,"host":h,"port":p,"endpoints":[url…],
+  "listener_security_protocol_map":{name:protocol},"jmx_port":-1,"timestamp":"<ms>",
+  "rack":r|null,"features":{}}``
+* ``/brokers/topics/<t>`` ``{"version":3,"topic_id":"<base64url uuid>",
+  "partitions":{"0":[1,2]},"adding_replicas":{},"removing_replicas":{}}``
+* ``/brokers/topics/<t>/partitions/<p>/state`` ``{"controller_epoch":e,"leader":b,
+  "version":1,"leader_epoch":n,"isr":[b…]}``
+* ``/config/topics/<t>`` ``{"version":1,"config":{key:value}}``
+* ``/controller`` (ephemeral) ``{"version":1,"brokerid":b,"timestamp":"<ms>"}``;
+  ``/controller_epoch`` holds the bare integer epoch.
+* ``/cluster/id`` ``{"version":"1","id":"<base64url uuid>"}``.
+* ``/latest_producer_id_block`` ``{"version":1,"broker":b,"block_start":"0",
+  "block_end":"999"}`` (inclusive bounds, as decimal strings).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+BROKER_IDS = "/brokers/ids"
+TOPICS = "/brokers/topics"
+TOPIC_CONFIGS = "/config/topics"
+CONTROLLER = "/controller"
+CONTROLLER_EPOCH = "/controller_epoch"
+PRODUCER_ID_BLOCK = "/latest_producer_id_block"
+DELETE_TOPICS = "/admin/delete_topics"
+CLUSTER_ID = "/cluster/id"
+# Kafka hands out producer ids in blocks of 1000 per broker (ProducerIdManager).
+PRODUCER_ID_BLOCK_SIZE = 1000
+
+
+def broker_path(broker_id: int) -> str:
+    return f"{BROKER_IDS}/{broker_id}"
+
+
+def topic_path(topic: str) -> str:
+    return f"{TOPICS}/{topic}"
+
+
+def partition_state_path(topic: str, partition: int) -> str:
+    return f"{TOPICS}/{topic}/partitions/{partition}/state"
+
+
+def topic_config_path(topic: str) -> str:
+    return f"{TOPIC_CONFIGS}/{topic}"
+
+
+class ZnodeFormatError(ValueError):
+    """A znode's content is not the JSON Kafka writes there."""
+
+
+def _load(data: bytes | None, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(data or b"")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ZnodeFormatError(f"{what}: not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ZnodeFormatError(f"{what}: expected a JSON object")
+    return value
+
+
+def _dump(value: dict[str, Any]) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def topic_id_to_str(topic_id: uuid.UUID) -> str:
+    """Kafka's ``Uuid.toString``: URL-safe base64 of the 16 bytes, no padding."""
+    return base64.urlsafe_b64encode(topic_id.bytes).rstrip(b"=").decode()
+
+
+def topic_id_from_str(text: str) -> uuid.UUID:
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        return uuid.UUID(bytes=raw)
+    except ValueError as exc:
+        raise ZnodeFormatError(f"bad topic id {text!r}") from exc
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    """What ``/brokers/ids/<id>`` says about one live broker."""
+
+    broker_id: int
+    host: str
+    port: int
+    endpoints: tuple[str, ...] = ()
+    rack: str | None = None
+
+    def encode(self, timestamp_ms: int) -> bytes:
+        names = [url.split("://", 1)[0] for url in self.endpoints]
+        return _dump({
+            "features": {},
+            "listener_security_protocol_map": {name: name for name in names},
+            "endpoints": list(self.endpoints),
+            "jmx_port": -1,
+            "port": self.port,
+            "host": self.host,
+            "version": 5,
+            "timestamp": str(timestamp_ms),
+            "rack": self.rack,
+        })
+
+    @classmethod
+    def decode(cls, broker_id: int, data: bytes | None) -> BrokerRegistration:
+        value = _load(data, f"broker {broker_id}")
+        endpoints = tuple(value.get("endpoints") or ())
+        host, port = value.get("host"), value.get("port", -1)
+        if (not host or port in (None, -1)) and endpoints:
+            # Brokers without a PLAINTEXT listener write host null / port -1; take the first.
+            address = endpoints[0].split("://", 1)[1]
+            host, _, port_text = address.rpartition(":")
+            port = int(port_text)
+        return cls(broker_id, str(host), int(port), endpoints, value.get("rack"))
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """Leadership of one partition; ``zk_version`` guards conditional updates."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    controller_epoch: int = 0
+    zk_version: int = -1
+
+    def encode(self) -> bytes:
+        return _dump({"controller_epoch": self.controller_epoch, "leader": self.leader,
+                      "version": 1, "leader_epoch": self.leader_epoch, "isr": list(self.isr)})
+
+    @classmethod
+    def decode(cls, data: bytes | None, zk_version: int = -1) -> PartitionState:
+        value = _load(data, "partition state")
+        try:
+            return cls(int(value["leader"]), int(value["leader_epoch"]),
+                       tuple(int(b) for b in value["isr"]), int(value.get("controller_epoch", 0)),
+                       zk_version)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ZnodeFormatError(f"partition state: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class TopicAssignment:
+    """``/brokers/topics/<t>``: the topic id and each partition's replica list."""
+
+    topic_id: uuid.UUID
+    replicas: dict[int, tuple[int, ...]]
+
+    def encode(self) -> bytes:
+        return _dump({
+            "version": 3,
+            "topic_id": topic_id_to_str(self.topic_id),
+            "partitions": {str(p): list(r) for p, r in sorted(self.replicas.items())},
+            "adding_replicas": {},
+            "removing_replicas": {},
+        })
+
+    @classmethod
+    def decode(cls, topic: str, data: bytes | None) -> TopicAssignment:
+        value = _load(data, f"topic {topic}")
+        try:
+            partitions = {int(p): tuple(int(b) for b in r)
+                          for p, r in value["partitions"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ZnodeFormatError(f"topic {topic}: bad partitions: {exc}") from exc
+        raw_id = value.get("topic_id")
+        # Version 1/2 topics (written by old tools) carry no id; derive a stable one from the
+        # name so every broker reports the same id without writing to the node.
+        topic_id = topic_id_from_str(raw_id) if raw_id else uuid.uuid5(uuid.NAMESPACE_URL, topic)
+        return cls(topic_id, partitions)
+
+
+def encode_topic_config(config: dict[str, str]) -> bytes:
+    return _dump({"version": 1, "config": dict(config)})
+
+
+def decode_topic_config(data: bytes | None) -> dict[str, str]:
+    if not data:
+        return {}
+    value = _load(data, "topic config")
+    config = value.get("config") or {}
+    return {str(k): str(v) for k, v in config.items()}
+
+
+def encode_cluster_id(cluster_id: uuid.UUID) -> bytes:
+    return _dump({"version": "1", "id": topic_id_to_str(cluster_id)})
+
+
+def decode_cluster_id(data: bytes | None) -> str:
+    return str(_load(data, "cluster id")["id"])
+
+
+def encode_controller(broker_id: int, timestamp_ms: int) -> bytes:
+    return _dump({"version": 1, "brokerid": broker_id, "timestamp": str(timestamp_ms)})
+
+
+def decode_controller(data: bytes | None) -> int:
+    return int(_load(data, "controller").get("brokerid", -1))
+
+
+@dataclass(frozen=True)
+class ProducerIdBlock:
+    """An inclusive range ``[start, end]`` of producer ids owned by one broker."""
+
+    broker_id: int
+    start: int
+    end: int
+
+    def encode(self) -> bytes:
+        return _dump({"version": 1, "broker": self.broker_id,
+                      "block_start": str(self.start), "block_end": str(self.end)})
+
+    @classmethod
+    def decode(cls, data: bytes | None) -> ProducerIdBlock | None:
+        if not data:
+            return None
+        value = _load(data, "producer id block")
+        return cls(int(value["broker"]), int(value["block_start"]), int(value["block_end"]))
+
+
+
+def next_producer_id_block(previous: ProducerIdBlock | None, broker_id: int) -> ProducerIdBlock:
+    """The block following ``previous`` (the first block starts at producer id 0)."""
+    start = 0 if previous is None else previous.end + 1
+    return ProducerIdBlock(broker_id, start, start + PRODUCER_ID_BLOCK_SIZE - 1)
+
+
+@dataclass
+class TopicMetadata:
+    """One topic as ZooKeeper describes it: assignment + leadership + config."""
+
+    name: str
+    topic_id: uuid.UUID
+    replicas: dict[int, tuple[int, ...]]
+    states: dict[int, PartitionState] = field(default_factory=dict)
+    config: dict[str, str] = field(default_factory=dict)

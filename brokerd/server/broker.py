@@ -1,0 +1,185 @@
+"""The broker runtime: wires config, storage, replication, ZooKeeper and listeners together.
+
+Why one composition root: start-up and shutdown order matter and must be readable in one
+place.  Start: load (and recover) logs -> bind listeners (so a port clash fails before we
+register) -> ZooKeeper session (register, elect, read topics) -> serve.  Shutdown
+(SIGTERM): stop accepting -> let in-flight requests finish (parked fetches are woken) ->
+close logs cleanly (clean-shutdown marker) -> deregister.  Budget: well under 2 s.
+
+It is also the :class:`~brokerd.coordination.zk.CoordinationEvents` sink: ZooKeeper changes
+land in the metadata cache and are reconciled into the partitions this broker leads.
+
+Not thread-safe: the loop thread only (ZooKeeper threads post into it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterable
+
+from brokerd.config import BrokerConfig
+from brokerd.coordination.zk import ZkCoordinator
+from brokerd.coordination.znodes import BrokerRegistration, ProducerIdBlock, TopicMetadata
+from brokerd.protocol import ErrorCode
+from brokerd.replication.manager import ReplicaManager
+from brokerd.replication.partition import Partition
+from brokerd.server.listener import Listener
+from brokerd.server.metadata_cache import MetadataCache
+from brokerd.server.metrics import BrokerProbe
+from brokerd.server.producer_ids import ProducerIdAllocator
+from brokerd.storage import LogConfig, LogManager
+
+log = logging.getLogger(__name__)
+
+HOUSEKEEPING_INTERVAL_S = 1.0
+# Kafka's log.flush.offset.checkpoint.interval.ms default: recovery points every minute.
+CHECKPOINT_INTERVAL_S = 60.0
+# Kafka's log.retention.check.interval.ms default is 5 minutes; we check every 30 s because
+# a check of an idle log is a handful of comparisons.
+RETENTION_INTERVAL_S = 30.0
+SHUTDOWN_GRACE_S = 1.0
+
+
+class Broker:
+    """One broker process's state and lifecycle."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.default_log_config = LogConfig.from_props(config.log_defaults)
+        self.cache = MetadataCache(config.broker_id)
+        self.log_manager = LogManager(list(config.log_dirs), self.default_log_config)
+        self.replicas = ReplicaManager(config.broker_id, self.log_manager)
+        self.probe = BrokerProbe(self._log_sizes)
+        self.listeners = [Listener(endpoint, self) for endpoint in config.listeners]
+        self.coordinator: ZkCoordinator | None = None
+        self.producer_ids = ProducerIdAllocator(self._allocate_producer_id_block)
+        self.shutting_down = asyncio.Event()
+        self._housekeeping: asyncio.Task[None] | None = None
+
+    # ---- lifecycle -------------------------------------------------------------------
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self.log_manager.load)
+        for listener in self.listeners:
+            await listener.bind()
+        advertised = self.config.advertised
+        registration = BrokerRegistration(
+            self.config.broker_id, advertised[0].host, advertised[0].port,
+            tuple(endpoint.url for endpoint in advertised), self.config.rack)
+        self.coordinator = ZkCoordinator(
+            self.config.zookeeper_connect, registration, self, loop,
+            session_timeout_s=self.config.zookeeper_session_timeout_ms / 1000)
+        await self.coordinator.start()
+        await self.coordinator.barrier()
+        await asyncio.sleep(0)  # let the posted topic/broker events run before serving
+        if self.config.metrics_port is not None:
+            self.probe.serve(self.config.metrics_port)
+        for listener in self.listeners:
+            await listener.start_serving()
+        self._housekeeping = loop.create_task(self._housekeep())
+        log.info("broker %d serving on %s", self.config.broker_id,
+                 ", ".join(endpoint.url for endpoint in self.config.listeners))
+
+    async def stop(self) -> None:
+        """Graceful shutdown; safe to call once after :meth:`start` (even a failed one)."""
+        started = time.monotonic()
+        self.shutting_down.set()
+        if self._housekeeping is not None:
+            self._housekeeping.cancel()
+        for listener in self.listeners:
+            listener.stop_accepting()
+        drains = [c.drain() for listener in self.listeners for c in listener.connections]
+        if drains:
+            await asyncio.wait([asyncio.ensure_future(d) for d in drains],
+                               timeout=SHUTDOWN_GRACE_S)
+        for listener in self.listeners:
+            listener.close_connections()
+        self.log_manager.close()
+        if self.coordinator is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.coordinator.close(), timeout=SHUTDOWN_GRACE_S)
+        self.probe.stop()
+        log.info("broker %d stopped in %.2fs", self.config.broker_id, time.monotonic() - started)
+
+    async def _housekeep(self) -> None:
+        """Flush by policy every second (the fsync in a worker thread, see ``Log.flush``),
+        retention and checkpoints on slower cadences."""
+        loop = asyncio.get_running_loop()
+        last_checkpoint = last_retention = time.monotonic()
+        while True:
+            await asyncio.sleep(HOUSEKEEPING_INTERVAL_S)
+            now = time.monotonic()
+            now_ms = int(time.time() * 1000)
+            try:
+                for due in self.log_manager.logs_due_for_flush(now_ms):
+                    await loop.run_in_executor(None, due.flush)
+                if now - last_retention >= RETENTION_INTERVAL_S:
+                    last_retention = now
+                    self.log_manager.enforce_retention(now_ms)
+                    self.log_manager.delete_expired_files(now_ms)
+                if now - last_checkpoint >= CHECKPOINT_INTERVAL_S:
+                    last_checkpoint = now
+                    self.log_manager.checkpoint()
+            except Exception:
+                log.exception("housekeeping failed; retrying next round")
+
+    def _log_sizes(self) -> Iterable[tuple[str, int, int]]:
+        return [(p.topic, p.index, int(p.log.size_bytes)) for p in self.replicas.partitions()]
+
+    async def _allocate_producer_id_block(self) -> ProducerIdBlock:
+        assert self.coordinator is not None
+        return await self.coordinator.allocate_producer_id_block()
+
+    # ---- CoordinationEvents ----------------------------------------------------------
+
+    def topic_changed(self, name: str, metadata: TopicMetadata | None) -> None:
+        previous = self.cache.topic(name)
+        self.cache.put_topic(name, metadata)
+        if metadata is None:
+            for hosted in self.replicas.partitions():
+                if hosted.topic == name:
+                    self.replicas.stop_replica(name, hosted.index, delete=True)
+            return
+        recreated = previous is not None and previous.topic_id != metadata.topic_id
+        config = self.log_config_for(metadata.config)
+        for partition, state in metadata.states.items():
+            hosted = self.replicas.get(name, partition)
+            if hosted is not None and (recreated or state.leader != self.config.broker_id):
+                self.replicas.stop_replica(name, partition, delete=recreated)
+            if state.leader == self.config.broker_id:
+                self.replicas.become_leader(name, partition, metadata.topic_id,
+                                            state.leader_epoch, config)
+        if previous is not None and previous.config != metadata.config:
+            self.replicas.update_config(name, config)
+
+    def brokers_changed(self, brokers: dict[int, BrokerRegistration]) -> None:
+        self.cache.put_brokers(brokers)
+
+    def controller_changed(self, controller_id: int) -> None:
+        self.cache.put_controller(controller_id)
+
+    # ---- helpers for handlers --------------------------------------------------------
+
+    @property
+    def cluster_id(self) -> str:
+        return self.coordinator.cluster_id if self.coordinator is not None else ""
+
+    def leader_partition(self, topic: str, partition: int) -> tuple[Partition | None, ErrorCode]:
+        """The hosted partition a Produce/Fetch/ListOffsets addresses, or why it is not here:
+        UNKNOWN_TOPIC_OR_PARTITION (no such partition) or NOT_LEADER_OR_FOLLOWER (another
+        broker leads it, or leadership has not reached us yet)."""
+        hosted = self.replicas.get(topic, partition)
+        if hosted is not None:
+            return hosted, ErrorCode.NONE
+        metadata = self.cache.topic(topic)
+        if metadata is None or partition not in metadata.replicas:
+            return None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return None, ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+    def log_config_for(self, topic_config: dict[str, str]) -> LogConfig:
+        """A topic's effective log config: broker defaults overridden by the topic's."""
+        return self.default_log_config.with_overrides(topic_config)

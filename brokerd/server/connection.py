@@ -1,0 +1,219 @@
+"""One client connection: framing, in-order processing, ordered responses, muting.
+
+Why one object per client: everything that is per connection — the peer's identity and
+(later) its authenticated principal and tenant, the quota mute, metering — hangs off this
+object, so SASL/SSL, tenant mapping and quotas plug in here without touching handlers.
+
+Wire framing (Kafka): every request is ``int32 size`` followed by ``size`` bytes (header +
+body).  The size is checked against ``socket.request.max.bytes`` as soon as its 4 bytes
+arrive, BEFORE any buffer for the body is allocated.  Receiving is in place: the kernel
+writes into our receive buffer (``asyncio.BufferedProtocol``); a frame that fits in it is
+sliced out as one small copy, a larger frame gets a buffer of exactly its size, which the
+kernel then fills directly (the only copy of a big produce request is the kernel's).
+
+Ordering invariant: requests of one connection are processed one at a time, in arrival
+order, and each response (if any: acks=0 produce has none) is written before the next
+request is processed — the order Kafka clients rely on to match correlation ids.
+
+Not thread-safe: the loop thread only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from brokerd.protocol import ProtocolError
+from brokerd.server.transfer import ResponseWriter
+
+log = logging.getLogger(__name__)
+
+_SIZE = struct.Struct(">i")
+RECEIVE_BUFFER_BYTES = 64 * 1024
+# Frames above this size get a dedicated buffer the kernel fills in place; below it the
+# copy out of the receive buffer is cheaper than an allocation per recv.
+SMALL_FRAME_BYTES = 16 * 1024
+# Stop reading from a client that pipelines more than this many unanswered requests.
+MAX_QUEUED_FRAMES = 64
+
+
+class FrameError(Exception):
+    """The peer violated framing (negative size, or above socket.request.max.bytes)."""
+
+
+class RequestProcessor(Protocol):
+    """Turns one request frame into response buffers (None: send nothing back).
+
+    Raises :class:`brokerd.protocol.ProtocolError` for a frame it cannot understand; the
+    connection then closes (only this connection) with a log line naming the peer.
+    """
+
+    def __call__(self, connection: Connection, frame: memoryview) -> Awaitable[list[Any] | None]:
+        ...
+
+
+class Connection(asyncio.BufferedProtocol):
+    """A Kafka client connection on one listener."""
+
+    def __init__(
+        self,
+        processor: RequestProcessor,
+        listener_name: str,
+        max_request_bytes: int,
+        writer_factory: Callable[[asyncio.Transport], ResponseWriter],
+        on_close: Callable[[Connection], None] = lambda connection: None,
+    ) -> None:
+        self._processor = processor
+        self.listener_name = listener_name
+        self._max_request_bytes = max_request_bytes
+        self._writer_factory = writer_factory
+        self._on_close = on_close
+        self.peer = "unknown"
+        self.transport: asyncio.Transport | None = None
+        self._writer: ResponseWriter | None = None
+        self._buffer = bytearray(RECEIVE_BUFFER_BYTES)
+        self._start = 0  # first unconsumed byte in _buffer
+        self._end = 0  # one past the last received byte in _buffer
+        self._large: bytearray | None = None  # dedicated buffer of the frame being received
+        self._large_filled = 0
+        self._frames: deque[memoryview] = deque()
+        self._worker: asyncio.Task[None] | None = None
+        self._pause_reasons: set[str] = set()
+        self.closed = False
+
+    # ---- asyncio.BufferedProtocol ----------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's is no subclass
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self._writer = self._writer_factory(self.transport)
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._large is not None:
+            return memoryview(self._large)[self._large_filled :]
+        if self._end == len(self._buffer):
+            # Compact: move the partial frame to the front so the tail is free again.
+            remaining = self._end - self._start
+            self._buffer[:remaining] = self._buffer[self._start : self._end]
+            self._start, self._end = 0, remaining
+        return memoryview(self._buffer)[self._end :]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        try:
+            if self._large is not None:
+                self._large_filled += nbytes
+                if self._large_filled == len(self._large):
+                    self._frames.append(memoryview(self._large))
+                    self._large = None
+            else:
+                self._end += nbytes
+            self._split_frames()
+        except FrameError as exc:
+            self.close(f"framing error: {exc}")
+            return
+        self._kick()
+
+    def _split_frames(self) -> None:
+        """Cut every complete frame out of the receive buffer (invariant: afterwards the
+        buffer holds less than one frame, or a large frame has taken over)."""
+        while self._large is None and self._end - self._start >= 4:
+            (size,) = _SIZE.unpack_from(self._buffer, self._start)
+            if size < 0 or size > self._max_request_bytes:
+                raise FrameError(f"request size {size} outside [0, {self._max_request_bytes}]")
+            body_start = self._start + 4
+            available = self._end - body_start
+            if available >= size:
+                self._frames.append(memoryview(bytes(self._buffer[body_start : body_start + size])))
+                self._start = body_start + size
+            elif size > SMALL_FRAME_BYTES:
+                self._large = bytearray(size)
+                self._large[:available] = self._buffer[body_start : self._end]
+                self._large_filled = available
+                self._start = self._end = 0
+            else:
+                break
+        if self._start == self._end:
+            self._start = self._end = 0
+
+    def eof_received(self) -> bool | None:
+        return None  # close the transport; pending responses die with it
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self._writer is not None:
+            self._writer.connection_lost()
+        if self._worker is not None:
+            self._worker.cancel()
+        self._frames.clear()
+        self._on_close(self)
+
+    def pause_writing(self) -> None:
+        if self._writer is not None:
+            self._writer.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self._writer is not None:
+            self._writer.resume_writing()
+
+    # ---- processing ------------------------------------------------------------------
+
+    def _kick(self) -> None:
+        if self._frames and (self._worker is None or self._worker.done()):
+            self._worker = asyncio.get_running_loop().create_task(self._process())
+        if len(self._frames) >= MAX_QUEUED_FRAMES:
+            self.pause("backlog")
+
+    async def _process(self) -> None:
+        while self._frames and not self.closed:
+            frame = self._frames.popleft()
+            if len(self._frames) < MAX_QUEUED_FRAMES // 2:
+                self.resume("backlog")
+            try:
+                response = await self._processor(self, frame)
+            except ProtocolError as exc:
+                self.close(f"malformed request: {exc}")
+                return
+            if response is not None and self._writer is not None and not self.closed:
+                await self._writer.write(response)
+
+    async def drain(self) -> None:
+        """Wait until every response written so far has left our buffers."""
+        if self._worker is not None and not self._worker.done():
+            await asyncio.wait({self._worker})
+        if self._writer is not None:
+            await self._writer.drained()
+
+    # ---- seams: muting (quotas) and closing ------------------------------------------
+
+    def pause(self, reason: str) -> None:
+        """Stop reading from the client for ``reason`` (e.g. "quota", "backlog")."""
+        if not self._pause_reasons and self.transport is not None and not self.closed:
+            self.transport.pause_reading()
+        self._pause_reasons.add(reason)
+
+    def resume(self, reason: str) -> None:
+        if reason not in self._pause_reasons:
+            return
+        self._pause_reasons.discard(reason)
+        if not self._pause_reasons and self.transport is not None and not self.closed:
+            self.transport.resume_reading()
+
+    def mute_for(self, seconds: float) -> None:
+        """Quota throttling: read nothing from this client for ``seconds`` (KIP-219)."""
+        self.pause("quota")
+        asyncio.get_running_loop().call_later(seconds, self.resume, "quota")
+
+    def close(self, reason: str) -> None:
+        """Close this connection only, logging why and naming the peer."""
+        if self.closed:
+            return
+        log.warning("closing connection from %s on %s: %s", self.peer, self.listener_name,
+                    reason)
+        self.closed = True
+        if self.transport is not None:
+            self.transport.abort()

@@ -1,0 +1,36 @@
+"""ApiVersions (18) v0-3: the table of APIs and versions this broker serves.
+
+The v0 body is what an unsupported-version answer carries (see ``server.dispatch``), so
+:func:`response_body` is shared with the dispatcher.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.API_VERSIONS
+MIN_VERSION, MAX_VERSION = 0, 3
+
+
+def response_body(error_code: int = ErrorCode.NONE) -> dict[str, Any]:
+    from brokerd.server.handlers import API_TABLE
+
+    return {
+        "error_code": int(error_code),
+        "api_keys": [
+            {"api_key": int(entry.api_key), "min_version": entry.min_version,
+             "max_version": entry.max_version}
+            for entry in sorted(API_TABLE.values(), key=lambda e: e.api_key)
+        ],
+        "throttle_time_ms": 0,
+    }
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    return response_body()

@@ -1,0 +1,30 @@
+"""CreatePartitions (37) v0-3: grow topics; new partitions are placed round-robin after
+the existing ones (or exactly as ``assignments`` say)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey
+from brokerd.server import topic_admin
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.CREATE_PARTITIONS
+MIN_VERSION, MAX_VERSION = 0, 3
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    body = request.body
+    results = []
+    for topic in body["topics"]:
+        assignments = ([a["broker_ids"] for a in topic["assignments"]]
+                       if topic["assignments"] else None)
+        result = await topic_admin.add_partitions(
+            broker, topic["name"], topic["count"], assignments, body["validate_only"],
+            body["timeout_ms"] / 1000)
+        results.append({"name": topic["name"], "error_code": int(result.error_code),
+                        "error_message": result.error_message})
+    return {"throttle_time_ms": 0, "results": results}

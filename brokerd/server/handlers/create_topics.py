@@ -1,0 +1,50 @@
+"""CreateTopics (19) v0-7: validate, place, write ZooKeeper, wait for leaders.
+
+``num_partitions`` / ``replication_factor`` of -1 (v4+) mean the broker defaults; explicit
+``assignments`` replace both.  ``validate_only`` runs every check and writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey
+from brokerd.server import topic_admin
+from brokerd.server.handlers.metadata import ZERO_UUID
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.CREATE_TOPICS
+MIN_VERSION, MAX_VERSION = 0, 7
+
+
+async def _create(broker: Broker, request: Request, topic: dict[str, Any]) -> dict[str, Any]:
+    name = topic["name"]
+    configs = {c["name"]: c["value"] for c in topic["configs"] if c["value"] is not None}
+    assignments = {a["partition_index"]: a["broker_ids"] for a in topic["assignments"]}
+    result, replicas = await topic_admin.create_topic(
+        broker, name, topic["num_partitions"], topic["replication_factor"], assignments,
+        configs, request.body["validate_only"], request.body["timeout_ms"] / 1000)
+    metadata = broker.cache.topic(name)
+    entry: dict[str, Any] = {
+        "name": name, "error_code": int(result.error_code),
+        "error_message": result.error_message,
+        "topic_id": metadata.topic_id if metadata is not None and result.ok else ZERO_UUID,
+        "num_partitions": len(replicas) if replicas else -1,
+        "replication_factor": len(next(iter(replicas.values()))) if replicas else -1,
+        "configs": None,
+    }
+    if replicas and result.ok:
+        effective = broker.log_config_for(configs).to_props()
+        entry["configs"] = [{"name": key, "value": value, "read_only": False,
+                             "config_source": 1 if key in configs else 5,
+                             "is_sensitive": False}
+                            for key, value in sorted(effective.items())]
+    return entry
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    return {"throttle_time_ms": 0,
+            "topics": [await _create(broker, request, topic) for topic in request.body["topics"]]}

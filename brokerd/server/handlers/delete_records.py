@@ -1,0 +1,44 @@
+"""DeleteRecords (21) v0-2: move a partition's log start offset forward.
+
+Offset -1 means "up to the high watermark"; an offset beyond the high watermark (or below
+the current log start) is OFFSET_OUT_OF_RANGE.  Whole segments below the new start are
+removed by the log; the answer carries the new low watermark.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.storage import StorageError
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.DELETE_RECORDS
+MIN_VERSION, MAX_VERSION = 0, 2
+HIGH_WATERMARK = -1
+
+
+def _partition(broker: Broker, topic: str, wanted: dict[str, Any]) -> dict[str, Any]:
+    index = wanted["partition_index"]
+    hosted, error = broker.leader_partition(topic, index)
+    if hosted is None:
+        return {"partition_index": index, "low_watermark": -1, "error_code": int(error)}
+    offset = hosted.high_watermark if wanted["offset"] == HIGH_WATERMARK else wanted["offset"]
+    if offset < 0 or offset > hosted.high_watermark:
+        return {"partition_index": index, "low_watermark": -1,
+                "error_code": int(ErrorCode.OFFSET_OUT_OF_RANGE)}
+    try:
+        low_watermark = hosted.log.delete_records_before(offset)
+    except StorageError as exc:
+        return {"partition_index": index, "low_watermark": -1, "error_code": int(exc.error_code)}
+    return {"partition_index": index, "low_watermark": low_watermark, "error_code": 0}
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    topics = [{"name": topic["name"],
+               "partitions": [_partition(broker, topic["name"], p) for p in topic["partitions"]]}
+              for topic in request.body["topics"]]
+    return {"throttle_time_ms": 0, "topics": topics}

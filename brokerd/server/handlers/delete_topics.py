@@ -1,0 +1,52 @@
+"""DeleteTopics (20) v0-6: remove topics from ZooKeeper; every broker then drops the logs.
+
+v6 may name topics by id.  The answer waits (bounded by ``timeout_ms``) until the deletion
+reached this broker's metadata, so a following Metadata request no longer lists it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.server.handlers.metadata import ZERO_UUID
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.DELETE_TOPICS
+MIN_VERSION, MAX_VERSION = 0, 6
+
+
+def _wanted(request: Request) -> list[tuple[str | None, uuid.UUID]]:
+    if request.version >= 6:
+        return [(t["name"], t["topic_id"] or ZERO_UUID) for t in request.body["topics"]]
+    return [(name, ZERO_UUID) for name in request.body["topic_names"]]
+
+
+async def _delete(broker: Broker, name: str | None, topic_id: uuid.UUID, timeout_s: float
+                  ) -> dict[str, Any]:
+    metadata = broker.cache.topic(name) if name is not None else broker.cache.topic_by_id(
+        topic_id)
+    entry: dict[str, Any] = {"name": name, "topic_id": topic_id, "error_message": None}
+    if metadata is None:
+        unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if name else ErrorCode.UNKNOWN_TOPIC_ID
+        return {**entry, "error_code": int(unknown)}
+    entry.update(name=metadata.name, topic_id=metadata.topic_id)
+    if not broker.config.delete_topic_enable:
+        return {**entry, "error_code": int(ErrorCode.TOPIC_DELETION_DISABLED)}
+    assert broker.coordinator is not None
+    await broker.coordinator.delete_topic(metadata.name)
+    gone = await broker.cache.wait_until(lambda: broker.cache.topic(metadata.name) is None,
+                                         timeout_s)
+    error = ErrorCode.NONE if gone else ErrorCode.REQUEST_TIMED_OUT
+    return {**entry, "error_code": int(error)}
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    timeout_s = request.body["timeout_ms"] / 1000
+    return {"throttle_time_ms": 0,
+            "responses": [await _delete(broker, name, topic_id, timeout_s)
+                          for name, topic_id in _wanted(request)]}

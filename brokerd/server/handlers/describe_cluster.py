@@ -1,0 +1,30 @@
+"""DescribeCluster (60) v0-1: cluster id, controller and brokers (as the admin client sees
+them).  Only the broker endpoint type (1) exists in a ZooKeeper-mode cluster."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.server.handlers.metadata import broker_entries
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.DESCRIBE_CLUSTER
+MIN_VERSION, MAX_VERSION = 0, 1
+BROKER_ENDPOINTS = 1
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    endpoint_type = request.body.get("endpoint_type", BROKER_ENDPOINTS)
+    if endpoint_type != BROKER_ENDPOINTS:
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.UNSUPPORTED_ENDPOINT_TYPE),
+                "error_message": "only broker endpoints exist", "endpoint_type": endpoint_type}
+    brokers = [{"broker_id": b["node_id"], "host": b["host"], "port": b["port"],
+                "rack": b["rack"]}
+               for b in broker_entries(broker, request.connection.listener_name)]
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+            "endpoint_type": BROKER_ENDPOINTS, "cluster_id": broker.cluster_id,
+            "controller_id": broker.cache.effective_controller(), "brokers": brokers}

@@ -1,0 +1,128 @@
+"""Fetch (1) v4-12: read whole batches up to the high watermark, long-polling when short.
+
+Size limits (KIP-74): ``partition_max_bytes`` caps each partition and ``max_bytes`` the
+whole response, except that the first partition with data always returns at least one
+whole batch, so a batch larger than the limits never blocks a consumer.
+
+Long poll: when fewer than ``min_bytes`` are available (and no partition has an error)
+the request parks until an append to one of its partitions, ``max_wait_ms`` elapses, or
+the broker shuts down; then it reads again.  Fetch sessions (KIP-227) are not kept: every
+response says session id 0, which tells clients to keep sending full fetch requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.server.transfer import RegionList
+from brokerd.storage import StorageError
+
+if TYPE_CHECKING:
+    from brokerd.replication.partition import Partition
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.FETCH
+MIN_VERSION, MAX_VERSION = 4, 12
+
+
+def epoch_error(requested: int, current: int) -> ErrorCode:
+    """KIP-320: a client with a stale epoch is fenced; one ahead of us must retry later."""
+    if requested == -1 or requested == current:
+        return ErrorCode.NONE
+    return ErrorCode.FENCED_LEADER_EPOCH if requested < current else ErrorCode.UNKNOWN_LEADER_EPOCH
+
+
+def _empty(index: int, error: int, hosted: Partition | None = None) -> dict[str, Any]:
+    high_watermark = hosted.high_watermark if hosted is not None else -1
+    return {"partition_index": index, "error_code": int(error),
+            "high_watermark": high_watermark, "last_stable_offset": high_watermark,
+            "log_start_offset": hosted.log_start_offset if hosted is not None else -1,
+            "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
+
+
+class _FetchRound:
+    """One pass over the request's partitions, applying the size limits."""
+
+    def __init__(self, broker: Broker, body: dict[str, Any]) -> None:
+        self.broker = broker
+        self.body = body
+        self.total_bytes = 0
+        self.has_error = False
+
+    def read(self) -> list[dict[str, Any]]:
+        remaining = max(self.body["max_bytes"], 0)
+        responses = []
+        for topic in self.body["topics"]:
+            partitions = []
+            for wanted in topic["partitions"]:
+                entry = self._read_partition(topic["topic"], wanted, remaining)
+                size = entry["records"].nbytes if isinstance(entry["records"], RegionList) else 0
+                remaining = max(remaining - size, 0)
+                partitions.append(entry)
+            responses.append({"topic": topic["topic"], "partitions": partitions})
+        return responses
+
+    def _read_partition(self, topic: str, wanted: dict[str, Any], remaining: int
+                        ) -> dict[str, Any]:
+        index = wanted["partition"]
+        hosted, error = self.broker.leader_partition(topic, index)
+        if hosted is not None:
+            error = epoch_error(wanted["current_leader_epoch"], hosted.leader_epoch)
+        if hosted is None or error:
+            self.has_error = True
+            return _empty(index, error, hosted)
+        limit = min(max(wanted["partition_max_bytes"], 0), remaining)
+        try:
+            result = hosted.log.read(wanted["fetch_offset"], limit,
+                                     max_offset=hosted.high_watermark,
+                                     min_one_batch=self.total_bytes == 0)
+        except StorageError as exc:
+            self.has_error = True
+            return _empty(index, exc.error_code, hosted)
+        entry = _empty(index, ErrorCode.NONE, hosted)
+        if result.regions:
+            records = RegionList(list(result.regions))
+            entry["records"] = records
+            self.total_bytes += records.nbytes
+            self.broker.probe.bytes_out(topic, records.nbytes)
+        return entry
+
+
+async def _wait_for_append(broker: Broker, body: dict[str, Any], timeout: float) -> None:
+    loop = asyncio.get_running_loop()
+    woken = loop.create_future()
+
+    def wake() -> None:
+        if not woken.done():
+            woken.set_result(None)
+
+    hosted = [p for topic in body["topics"] for wanted in topic["partitions"]
+              if (p := broker.replicas.get(topic["topic"], wanted["partition"])) is not None]
+    for partition in hosted:
+        partition.add_append_listener(wake)
+    shutdown = loop.create_task(broker.shutting_down.wait())
+    try:
+        await asyncio.wait({woken, shutdown}, timeout=timeout,
+                           return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        shutdown.cancel()
+        for partition in hosted:
+            partition.remove_append_listener(wake)
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    body = request.body
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max(body["max_wait_ms"], 0) / 1000
+    while True:
+        fetch_round = _FetchRound(broker, body)
+        responses = fetch_round.read()
+        remaining = deadline - loop.time()
+        if (fetch_round.total_bytes >= body["min_bytes"] or fetch_round.has_error
+                or remaining <= 0 or broker.shutting_down.is_set()):
+            break
+        await _wait_for_append(broker, body, remaining)
+    return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}

@@ -1,0 +1,79 @@
+"""IncrementalAlterConfigs (44) v0-1: SET / DELETE / APPEND / SUBTRACT topic configs.
+
+The new config is computed from the one in ZooKeeper (pure :func:`apply_operations`),
+validated like CreateTopics' configs, then written to ``/config/topics/<t>``; every broker
+applies it through its watch.  Dynamic broker configs are not supported yet.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.server import topic_admin
+from brokerd.server.handlers.describe_configs import TOPIC
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
+MIN_VERSION, MAX_VERSION = 0, 1
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+
+
+def apply_operations(current: dict[str, str], operations: list[dict[str, Any]],
+                     defaults: dict[str, str]) -> dict[str, str]:
+    """The config after the operations; list values (APPEND/SUBTRACT) are comma-separated
+    and start from the effective default when the topic does not set the key."""
+    updated = dict(current)
+    for op in operations:
+        name, value, kind = op["name"], op["value"], op["config_operation"]
+        if kind == SET:
+            updated[name] = value or ""
+        elif kind == DELETE:
+            updated.pop(name, None)
+        elif kind in (APPEND, SUBTRACT):
+            base = updated.get(name, defaults.get(name, ""))
+            items = [item for item in base.split(",") if item]
+            changes = [item for item in (value or "").split(",") if item]
+            if kind == APPEND:
+                items += [item for item in changes if item not in items]
+            else:
+                items = [item for item in items if item not in changes]
+            updated[name] = ",".join(items)
+        else:
+            raise ValueError(f"unknown config operation {kind}")
+    return updated
+
+
+async def _alter(broker: Broker, resource: dict[str, Any], validate_only: bool
+                 ) -> dict[str, Any]:
+    kind, name = resource["resource_type"], resource["resource_name"]
+    result = {"error_code": 0, "error_message": None, "resource_type": kind,
+              "resource_name": name}
+    if kind != TOPIC:
+        return {**result, "error_code": int(ErrorCode.INVALID_REQUEST),
+                "error_message": "only topic configs can be altered"}
+    metadata = broker.cache.topic(name)
+    if metadata is None:
+        return {**result, "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}
+    try:
+        updated = apply_operations(metadata.config, resource["configs"],
+                                   broker.log_config_for(metadata.config).to_props())
+    except ValueError as exc:
+        return {**result, "error_code": int(ErrorCode.INVALID_REQUEST), "error_message": str(exc)}
+    check = topic_admin.validate_configs(broker, updated)
+    if not check.ok:
+        return {**result, "error_code": int(check.error_code), "error_message": check.error_message}
+    if not validate_only:
+        assert broker.coordinator is not None
+        await broker.coordinator.set_topic_config(name, updated)
+    return result
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    validate_only = request.body["validate_only"]
+    return {"throttle_time_ms": 0,
+            "responses": [await _alter(broker, r, validate_only)
+                          for r in request.body["resources"]]}

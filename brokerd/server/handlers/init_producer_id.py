@@ -1,0 +1,29 @@
+"""InitProducerId (22) v0-4: producer ids for idempotent producers.
+
+Ids come from this broker's block (``server.producer_ids``), so they are unique across
+the cluster.  A non-transactional producer that re-initialises (KIP-360 sends its old id
+and epoch) simply gets a fresh id with epoch 0, as Kafka does.  Transactions are not
+implemented yet: a transactional id is answered COORDINATOR_NOT_AVAILABLE.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.INIT_PRODUCER_ID
+MIN_VERSION, MAX_VERSION = 0, 4
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    if request.body["transactional_id"] is not None:
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE),
+                "producer_id": -1, "producer_epoch": -1}
+    producer_id = await broker.producer_ids.next_id()
+    return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id,
+            "producer_epoch": 0}

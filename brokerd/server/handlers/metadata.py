@@ -1,0 +1,114 @@
+"""Metadata (3) v1-12: brokers, controller, topics with ids, leaders, epochs, replicas, ISR.
+
+Brokers are described by their endpoint for the listener the request arrived on, so a
+client connected to the SASL listener is never sent to a PLAINTEXT port.  Unknown topics
+are auto-created when both the broker (``auto.create.topics.enable``) and the client
+(``allow_auto_topic_creation``, v4+) allow it; the answer then waits briefly for the new
+leaders so the client's next produce goes straight through.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from brokerd.coordination.znodes import BrokerRegistration, TopicMetadata
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.server import topic_admin
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.METADATA
+MIN_VERSION, MAX_VERSION = 1, 12
+AUTO_CREATE_WAIT_S = 5.0
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def endpoint_for(registration: BrokerRegistration, listener: str) -> tuple[str, int] | None:
+    """(host, port) of ``registration``'s endpoint named ``listener`` (None if it has none)."""
+    for url in registration.endpoints:
+        name, _, address = url.partition("://")
+        if name == listener:
+            host, _, port = address.rpartition(":")
+            return host, int(port)
+    if not registration.endpoints:
+        return registration.host, registration.port
+    return None
+
+
+def broker_entries(broker: Broker, listener: str) -> list[dict[str, Any]]:
+    entries = []
+    for broker_id, registration in sorted(broker.cache.brokers.items()):
+        endpoint = endpoint_for(registration, listener)
+        if endpoint is not None:
+            entries.append({"node_id": broker_id, "host": endpoint[0], "port": endpoint[1],
+                            "rack": registration.rack})
+    return entries
+
+
+def topic_entry(broker: Broker, metadata: TopicMetadata) -> dict[str, Any]:
+    live = broker.cache.live_broker_ids()
+    partitions = []
+    for index, replicas in sorted(metadata.replicas.items()):
+        state = metadata.states.get(index)
+        if state is None or state.leader not in live:
+            error, leader, epoch, isr = ErrorCode.LEADER_NOT_AVAILABLE, -1, -1, []
+        else:
+            error, leader, epoch, isr = ErrorCode.NONE, state.leader, state.leader_epoch, list(
+                state.isr)
+        partitions.append({
+            "error_code": int(error), "partition_index": index, "leader_id": leader,
+            "leader_epoch": epoch, "replica_nodes": list(replicas), "isr_nodes": isr,
+            "offline_replicas": [b for b in replicas if b not in live],
+        })
+    return {"error_code": int(ErrorCode.NONE), "name": metadata.name,
+            "topic_id": metadata.topic_id, "is_internal": metadata.name.startswith("__"),
+            "partitions": partitions}
+
+
+def error_entry(name: str | None, error: ErrorCode, topic_id: uuid.UUID = ZERO_UUID
+                ) -> dict[str, Any]:
+    return {"error_code": int(error), "name": name, "topic_id": topic_id, "is_internal": False,
+            "partitions": []}
+
+
+async def _resolve(broker: Broker, request: Request, wanted: dict[str, Any]
+                   ) -> dict[str, Any]:
+    name: str | None = wanted.get("name")
+    topic_id: uuid.UUID = wanted.get("topic_id") or ZERO_UUID
+    if name is None:
+        metadata = broker.cache.topic_by_id(topic_id)
+        if metadata is None:
+            return error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
+        return topic_entry(broker, metadata)
+    metadata = broker.cache.topic(name)
+    if metadata is not None:
+        return topic_entry(broker, metadata)
+    allowed = request.version < 4 or request.body.get("allow_auto_topic_creation", True)
+    if not (broker.config.auto_create_topics_enable and allowed):
+        return error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    result, _ = await topic_admin.create_topic(broker, name, -1, -1,
+                                               timeout_s=AUTO_CREATE_WAIT_S)
+    if result.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION:
+        return error_entry(name, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    metadata = broker.cache.topic(name)
+    if metadata is None:
+        return error_entry(name, ErrorCode.LEADER_NOT_AVAILABLE)
+    return topic_entry(broker, metadata)
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    requested = request.body.get("topics")
+    if requested is None:
+        topics = [topic_entry(broker, m) for _, m in sorted(broker.cache.topics.items())]
+    else:
+        topics = [await _resolve(broker, request, wanted) for wanted in requested]
+    return {
+        "throttle_time_ms": 0,
+        "brokers": broker_entries(broker, request.connection.listener_name),
+        "cluster_id": broker.cluster_id,
+        "controller_id": broker.cache.effective_controller(),
+        "topics": topics,
+    }

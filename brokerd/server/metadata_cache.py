@@ -1,0 +1,99 @@
+"""What this broker currently believes about the cluster, as ZooKeeper last told it.
+
+Why a cache: Metadata, Produce and Fetch consult topics, leaders and live brokers on
+every request; reading ZooKeeper each time would block and be slow.  The coordination
+layer pushes every change here (on the loop thread); handlers read synchronously, and
+admin handlers can wait for a change they caused to arrive (:meth:`wait_until`).
+
+Not thread-safe: the loop thread only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+
+from brokerd.coordination.znodes import BrokerRegistration, PartitionState, TopicMetadata
+
+
+class MetadataCache:
+    """Topics, partition leadership, live brokers and the controller id."""
+
+    def __init__(self, broker_id: int) -> None:
+        self.broker_id = broker_id
+        self.topics: dict[str, TopicMetadata] = {}
+        self.brokers: dict[int, BrokerRegistration] = {}
+        self.controller_id = -1
+        self._waiters: list[asyncio.Future[None]] = []
+
+    # ---- updates (from the coordination layer) ---------------------------------------
+
+    def put_topic(self, name: str, metadata: TopicMetadata | None) -> None:
+        if metadata is None:
+            self.topics.pop(name, None)
+        else:
+            self.topics[name] = metadata
+        self._notify()
+
+    def put_brokers(self, brokers: dict[int, BrokerRegistration]) -> None:
+        self.brokers = dict(brokers)
+        self._notify()
+
+    def put_controller(self, controller_id: int) -> None:
+        self.controller_id = controller_id
+        self._notify()
+
+    def _notify(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Wait (at most ``timeout`` seconds) until ``predicate()`` holds after an update."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not predicate():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            waiter = loop.create_future()
+            self._waiters.append(waiter)
+            try:
+                await asyncio.wait_for(waiter, remaining)
+            except TimeoutError:
+                return predicate()
+        return True
+
+    # ---- queries ---------------------------------------------------------------------
+
+    def topic(self, name: str) -> TopicMetadata | None:
+        return self.topics.get(name)
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> TopicMetadata | None:
+        for metadata in self.topics.values():
+            if metadata.topic_id == topic_id:
+                return metadata
+        return None
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState | None:
+        metadata = self.topics.get(topic)
+        return None if metadata is None else metadata.states.get(partition)
+
+    def has_leaders(self, topic: str) -> bool:
+        """Every partition of ``topic`` has a leader that is alive."""
+        metadata = self.topics.get(topic)
+        if metadata is None:
+            return False
+        return all(
+            p in metadata.states and metadata.states[p].leader in self.live_broker_ids()
+            for p in metadata.replicas
+        )
+
+    def live_broker_ids(self) -> set[int]:
+        return set(self.brokers) | {self.broker_id}
+
+    def effective_controller(self) -> int:
+        """The controller, or this broker when none is known (single-broker start-up)."""
+        return self.controller_id if self.controller_id >= 0 else self.broker_id

@@ -1,0 +1,82 @@
+"""The broker's Prometheus probe, kept apart from request logic (Redpanda's ``*_probe``).
+
+Handlers call a handful of plain methods (``bytes_in``, ``request_done``…); only this
+module knows metric names and label sets.  Each broker has its own registry, so tests can
+run several brokers in one process without colliding in the global registry.
+
+Exposed (Prometheus text format on ``--metrics-port``):
+
+* ``kafka_server_bytes_in_total{topic}``, ``kafka_server_bytes_out_total{topic}``,
+  ``kafka_server_messages_in_total{topic}`` (counters; messages = records);
+* ``kafka_network_request_seconds{api}`` (histogram of handling latency, decode to
+  response handed to the socket);
+* ``kafka_network_requests_total{api,version}``;
+* ``kafka_log_size_bytes{topic,partition}`` (gauge, read from the logs at scrape time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+# Latency buckets (seconds): sub-millisecond metadata answers up to long-polled fetches.
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+                   5.0, 10.0, 30.0)
+
+LogSizes = Callable[[], Iterable[tuple[str, int, int]]]
+
+
+class _LogSizeCollector(Collector):
+    def __init__(self, sizes: LogSizes) -> None:
+        self._sizes = sizes
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily("kafka_log_size_bytes", "Bytes on disk per partition log",
+                                   labels=["topic", "partition"])
+        for topic, partition, size in self._sizes():
+            family.add_metric([topic, str(partition)], size)
+        yield family
+
+
+class BrokerProbe:
+    """Counters and histograms of one broker, in a registry of its own."""
+
+    def __init__(self, log_sizes: LogSizes = lambda: ()) -> None:
+        self.registry = CollectorRegistry()
+        self._bytes_in = Counter("kafka_server_bytes_in", "Record bytes produced",
+                                 ["topic"], registry=self.registry)
+        self._bytes_out = Counter("kafka_server_bytes_out", "Record bytes fetched",
+                                  ["topic"], registry=self.registry)
+        self._messages_in = Counter("kafka_server_messages_in", "Records produced",
+                                    ["topic"], registry=self.registry)
+        self._requests = Counter("kafka_network_requests", "Requests handled",
+                                 ["api", "version"], registry=self.registry)
+        self._latency = Histogram("kafka_network_request_seconds", "Request handling time",
+                                  ["api"], buckets=LATENCY_BUCKETS, registry=self.registry)
+        self.registry.register(_LogSizeCollector(log_sizes))
+        self._http_server: Any = None
+
+    def bytes_in(self, topic: str, nbytes: int, records: int) -> None:
+        self._bytes_in.labels(topic).inc(nbytes)
+        self._messages_in.labels(topic).inc(records)
+
+    def bytes_out(self, topic: str, nbytes: int) -> None:
+        self._bytes_out.labels(topic).inc(nbytes)
+
+    def request_done(self, api: str, version: int, seconds: float) -> None:
+        self._requests.labels(api, str(version)).inc()
+        self._latency.labels(api).observe(seconds)
+
+    def serve(self, port: int, host: str = "0.0.0.0") -> None:
+        """Expose the registry over HTTP from a daemon thread (prometheus_client's)."""
+        self._http_server, _ = start_http_server(port, addr=host, registry=self.registry)
+
+    def stop(self) -> None:
+        if self._http_server is not None:
+            self._http_server.shutdown()
+            self._http_server.server_close()
+            self._http_server = None

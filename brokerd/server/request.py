@@ -1,0 +1,24 @@
+"""A decoded request as handlers see it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import RequestHeader
+
+if TYPE_CHECKING:
+    from brokerd.server.connection import Connection
+
+
+@dataclass
+class Request:
+    """One decoded request and where it came from (the seam for principal/tenant later)."""
+
+    header: RequestHeader
+    body: dict[str, Any]
+    connection: Connection
+
+    @property
+    def version(self) -> int:
+        return self.header.api_version

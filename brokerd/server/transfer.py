@@ -1,0 +1,141 @@
+"""Moving response buffers to a client socket, log bytes with zero copy where possible.
+
+A response is the codec's list of buffers: bytes-like pieces (headers, small fields) and,
+inside Fetch responses, *regions* of log segment files (anything with ``nbytes`` plus
+``file``/``position``).  Two transfer modes, chosen by ``socket.fetch.transfer``:
+
+* ``sendfile`` — ``os.sendfile`` from the segment file straight into the socket (no copy
+  through user space).  Only possible while the transport's own buffer is empty (bytes
+  must leave in order), so the writer waits for the transport to drain first.  When the
+  socket's send buffer is full (``EAGAIN``) one chunk is read and handed to the transport
+  instead, which then tells us (``resume_writing``) when it has drained again.
+* ``pread`` — read each region in chunks and hand the bytes to the transport.
+
+The transport's write-buffer limits are set to 0 so that ``pause_writing`` /
+``resume_writing`` report exactly "buffer non-empty" / "buffer empty".
+
+If a region's file is shorter than promised (the segment was truncated after the read was
+planned), the missing bytes are sent as zeros: the response's length prefix is already
+on the wire, and clients discard a trailing partial batch.
+
+Not thread-safe: the loop thread only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from typing import Any
+
+CHUNK_BYTES = 256 * 1024
+# In pread mode keep at most this much in the transport before waiting for it to drain.
+PREAD_HIGH_WATER_BYTES = 1024 * 1024
+
+
+def _file_descriptor(region: Any) -> int:
+    file = region.file
+    return file if isinstance(file, int) else int(file.fileno())
+
+
+class RegionList:
+    """Several contiguous file regions as ONE records value for the codec (it needs only
+    ``nbytes``); the writer expands ``regions`` back into sendfile/pread transfers."""
+
+    __slots__ = ("regions", "nbytes")
+
+    def __init__(self, regions: list[Any]) -> None:
+        self.regions = regions
+        self.nbytes = sum(int(region.nbytes) for region in regions)
+
+
+def iter_pieces(buffers: list[Any]) -> Iterator[Any]:
+    """Flatten a response: bytes-like items and regions; ``regions`` lists are expanded."""
+    for item in buffers:
+        if isinstance(item, bytes | bytearray | memoryview):
+            yield item
+        elif hasattr(item, "regions"):
+            yield from item.regions
+        else:
+            yield item
+
+
+class ResponseWriter:
+    """Writes response buffer lists to one transport in order."""
+
+    def __init__(self, transport: asyncio.Transport, mode: str = "sendfile") -> None:
+        self._transport = transport
+        self._mode = mode
+        socket = transport.get_extra_info("socket")
+        self._socket_fd = socket.fileno() if socket is not None else -1
+        self._drained_waiter: asyncio.Future[None] | None = None
+        self._paused = False
+        self._lost = False
+        transport.set_write_buffer_limits(high=0, low=0)
+
+    # ---- flow control from the protocol ----------------------------------------------
+
+    def pause_writing(self) -> None:
+        self._paused = True
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        self._wake()
+
+    def connection_lost(self) -> None:
+        self._lost = True
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._drained_waiter is not None and not self._drained_waiter.done():
+            self._drained_waiter.set_result(None)
+
+    async def drained(self) -> None:
+        """Return once the transport's buffer is empty (or the connection is gone)."""
+        while self._paused and not self._lost:
+            self._drained_waiter = asyncio.get_running_loop().create_future()
+            await self._drained_waiter
+
+    # ---- writing ---------------------------------------------------------------------
+
+    async def write(self, buffers: list[Any]) -> None:
+        for piece in iter_pieces(buffers):
+            if self._lost:
+                return
+            if isinstance(piece, bytes | bytearray | memoryview):
+                if len(piece):
+                    self._transport.write(piece)
+            elif piece.nbytes:
+                await self._write_region(piece)
+
+    async def _write_region(self, region: Any) -> None:
+        fd = _file_descriptor(region)
+        position, remaining = int(region.position), int(region.nbytes)
+        use_sendfile = self._mode == "sendfile" and self._socket_fd >= 0
+        while remaining > 0 and not self._lost:
+            if use_sendfile:
+                await self.drained()
+                sent = self._try_sendfile(fd, position, remaining)
+                if sent:
+                    position += sent
+                    remaining -= sent
+                    continue
+            elif self._transport.get_write_buffer_size() > PREAD_HIGH_WATER_BYTES:
+                await self.drained()
+            chunk = os.pread(fd, min(remaining, CHUNK_BYTES), position)
+            if not chunk:
+                chunk = bytes(min(remaining, CHUNK_BYTES))  # file truncated: pad, see above
+            self._transport.write(chunk)
+            position += len(chunk)
+            remaining -= len(chunk)
+
+    def _try_sendfile(self, fd: int, position: int, count: int) -> int:
+        """Bytes sent by one non-blocking sendfile; 0 when the socket is full or at EOF."""
+        try:
+            return os.sendfile(self._socket_fd, fd, position, count)
+        except BlockingIOError:
+            return 0
+        except OSError:
+            # Not a sendfile-able pair (e.g. an SSL transport later): stop trying.
+            self._mode = "pread"
+            return 0
