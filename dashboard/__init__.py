@@ -1,1 +1,1 @@
-
+"""The self-service web console."""

@@ -66,7 +66,7 @@ def zk_connect(zookeeper_address: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def zk(zk_connect: str) -> Iterator["object"]:
+def zk(zk_connect: str) -> Iterator[object]:
     """A started kazoo client rooted at this test's chroot."""
     from kazoo.client import KazooClient
 

@@ -8,7 +8,6 @@ chroot, so tests never see each other's znodes.
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess

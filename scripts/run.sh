@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# `make run`: the whole service in the foreground under honcho (Ctrl-C stops every child).
+# Writes var/Procfile from the current environment: ZooKeeper, Redis (unless one already
+# answers on REDIS_URL), web (migrate + bootstrap + daphne), Celery worker and beat, brokers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p var
+export DJANGO_SETTINGS_MODULE=service.settings.dev
+export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379/0}
+export ZOOKEEPER_PORT=${ZOOKEEPER_PORT:-2181}
+export ZOOKEEPER_CONNECT=${ZOOKEEPER_CONNECT:-127.0.0.1:$ZOOKEEPER_PORT/kafkasaas}
+brokers=${BROKERS:-3}
+export BOOTSTRAP_SERVERS=${BOOTSTRAP_SERVERS:-$(seq -s, -f "127.0.0.1:%g" 9092 $((9091 + brokers)))}
+
+procfile=var/Procfile
+{
+  echo "zookeeper: scripts/zookeeper.sh $ZOOKEEPER_PORT var/zookeeper"
+  if ! .venv/bin/python -c "import redis,sys; redis.Redis.from_url('$REDIS_URL', socket_timeout=1).ping()" 2>/dev/null; then
+    port=$(.venv/bin/python -c "from urllib.parse import urlparse; print(urlparse('$REDIS_URL').port or 6379)")
+    mkdir -p var/redis
+    echo "redis: redis-server --bind 127.0.0.1 --port $port --dir var/redis --save 60 1 --appendonly no"
+  fi
+  echo "web: scripts/web.sh"
+  echo "worker: .venv/bin/celery -A service worker --loglevel INFO --concurrency 2"
+  echo "beat: .venv/bin/celery -A service beat --loglevel INFO --schedule var/celerybeat-schedule"
+  for id in $(seq 1 "$brokers"); do
+    echo "broker$id: .venv/bin/brokerd serve --broker-id $id --listeners PLAINTEXT://127.0.0.1:$((9091 + id))" \
+         "--zookeeper $ZOOKEEPER_CONNECT --log-dirs var/brokers/$id --metrics-port $((9100 + id))"
+  done
+} > "$procfile"
+echo "starting: $(cut -d: -f1 "$procfile" | tr '\n' ' ')"
+exec .venv/bin/honcho --procfile "$procfile" --app-root . start

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# `make test`: every test, in parallel. Uses Postgres when one answers on 127.0.0.1:5432
+# (database `test`), SQLite otherwise; DATABASE_URL set by the caller always wins.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${DATABASE_URL:-}" ] && .venv/bin/python - <<'PY' 2>/dev/null
+import psycopg
+psycopg.connect("postgresql://postgres@127.0.0.1:5432/test", connect_timeout=2).close()
+PY
+then
+  export DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test
+fi
+echo "database: ${DATABASE_URL:-sqlite (default)}"
+exec .venv/bin/pytest -n "${PYTEST_WORKERS:-2}" --dist loadfile "$@"

@@ -1,0 +1,13 @@
+"""The test suite: fast password hashing, a Celery queue private to this pytest worker.
+
+Each xdist worker consumes its own queue, so a task enqueued by one worker's test is
+never run by another worker's in-process Celery worker against the wrong test database.
+"""
+
+import os
+
+from .base import *  # noqa: F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+CELERY_TASK_DEFAULT_QUEUE = f"kafkasaas-test-{os.getpid()}"
+ZOOKEEPER_CONNECT = os.environ.get("TEST_ZOOKEEPER", "127.0.0.1:2181") + "/kafkasaas-test"

@@ -1,0 +1,29 @@
+"""URL map: REST API under /api/v1/, its OpenAPI schema and docs, the console at /."""
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import SimpleRouter
+
+from quotas.api import ClusterQuotaViewSet, TenantQuotaViewSet
+from tenants.api import views
+
+router = SimpleRouter()
+router.register("plans", views.PlanViewSet, basename="plan")
+router.register("tenants", views.TenantViewSet, basename="tenant")
+router.register("quotas", ClusterQuotaViewSet, basename="cluster-quota")
+tenant_router = SimpleRouter()
+tenant_router.register("principals", views.PrincipalViewSet, basename="principal")
+tenant_router.register("api-keys", views.ApiKeyViewSet, basename="api-key")
+tenant_router.register("client-ids", views.ClientIdViewSet, basename="client-id")
+tenant_router.register("topics", views.TopicViewSet, basename="topic")
+tenant_router.register("quotas", TenantQuotaViewSet, basename="tenant-quota")
+
+urlpatterns = [
+    path("api/v1/", include(router.urls)),
+    path("api/v1/tenants/<slug:tenant_slug>/", include(tenant_router.urls)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("admin/", admin.site.urls),
+    path("", include("dashboard.urls")),
+]

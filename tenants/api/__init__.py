@@ -1,0 +1,1 @@
+"""The REST admin API (DRF), versioned under /api/v1/."""

@@ -1,0 +1,68 @@
+"""Who may see and change what: operators everything, tenant admins their own tenant only.
+
+Another tenant's objects answer 404 (not 403), so a tenant cannot even learn that a slug exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError
+from django.http import Http404
+from rest_framework import permissions
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+
+from ..models import Principal, Tenant
+
+T = TypeVar("T")
+
+
+def is_operator(user: Any) -> bool:
+    return bool(user and user.is_authenticated and user.is_staff)
+
+
+def admin_tenant_id(user: Any) -> int | None:
+    """The tenant a console user administers, or None."""
+    principal: Principal | None = getattr(user, "principal", None) if user.is_authenticated else None
+    if principal is not None and principal.role == Principal.ADMIN:
+        return principal.tenant_id
+    return None
+
+
+def visible_tenants(user: Any):  # type: ignore[no-untyped-def]
+    if is_operator(user):
+        return Tenant.objects.all()
+    return Tenant.objects.filter(pk=admin_tenant_id(user))
+
+
+def tenant_for(request: Request, slug: str) -> Tenant:
+    """The tenant named in the URL, if this user may manage it; 404 otherwise."""
+    tenant = visible_tenants(request.user).select_related("plan").filter(slug=slug).first()
+    if tenant is None:
+        raise Http404("no such tenant")
+    return tenant
+
+
+class IsOperator(permissions.BasePermission):
+    message = "operators only"
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return is_operator(request.user)
+
+
+class IsOperatorOrReadOnly(permissions.BasePermission):
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return request.method in permissions.SAFE_METHODS or is_operator(request.user)
+
+
+def call_service(action: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a service function, turning its validation and uniqueness errors into 400 answers."""
+    try:
+        return action(*args, **kwargs)
+    except DjangoValidationError as exc:
+        raise ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages) from exc
+    except IntegrityError as exc:
+        raise ValidationError({"non_field_errors": ["conflicts with an existing object"]}) from exc

@@ -1,0 +1,116 @@
+"""Request/response shapes of the REST API; validation only, no writes (services do those)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rest_framework import serializers
+
+from quotas.models import Plan
+
+from ..models import ApiKey, ClientId, Principal, Tenant, Topic
+
+# Topic configs a tenant may set, with the check each value must pass.
+TOPIC_CONFIGS: dict[str, str] = {
+    "cleanup.policy": r"^(delete|compact|compact,delete|delete,compact)$",
+    "retention.ms": r"^-?\d+$",
+    "retention.bytes": r"^-?\d+$",
+    "segment.bytes": r"^\d+$",
+    "segment.ms": r"^\d+$",
+    "max.message.bytes": r"^\d+$",
+    "min.insync.replicas": r"^\d+$",
+    "message.timestamp.type": r"^(CreateTime|LogAppendTime)$",
+    "delete.retention.ms": r"^\d+$",
+    "min.compaction.lag.ms": r"^\d+$",
+    "compression.type": r"^(producer|uncompressed|gzip|snappy|lz4|zstd)$",
+    "flush.messages": r"^\d+$",
+    "flush.ms": r"^\d+$",
+    "unclean.leader.election.enable": r"^(true|false)$",
+}
+
+
+class TenantSerializer(serializers.ModelSerializer):
+    plan = serializers.SlugRelatedField(slug_field="slug", queryset=Plan.objects.all())
+
+    class Meta:
+        model = Tenant
+        fields = ["slug", "name", "plan", "status", "created_at"]
+        read_only_fields = ["created_at"]
+
+
+class PlanSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Plan
+        fields = ["slug", "name", "producer_byte_rate", "consumer_byte_rate", "request_percentage",
+                  "max_partitions", "prices"]
+
+
+class PrincipalSerializer(serializers.ModelSerializer):
+    kafka_user = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = Principal
+        fields = ["name", "kind", "role", "description", "kafka_user", "created_at"]
+        read_only_fields = ["kind", "role", "created_at"]
+
+
+class ApiKeySerializer(serializers.ModelSerializer):
+    principal = serializers.CharField(source="principal.name")
+
+    class Meta:
+        model = ApiKey
+        fields = ["key", "principal", "description", "created_at"]
+        read_only_fields = ["key", "created_at"]
+
+
+class ApiKeyCreatedSerializer(ApiKeySerializer):
+    """The answer to a create: the only time the secret is ever shown."""
+
+    secret = serializers.CharField(read_only=True)
+    sasl_username = serializers.CharField(source="key", read_only=True)
+
+    class Meta(ApiKeySerializer.Meta):
+        fields = [*ApiKeySerializer.Meta.fields, "secret", "sasl_username"]
+
+
+class ClientIdSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ClientId
+        fields = ["client_id", "description", "created_at"]
+        read_only_fields = ["created_at"]
+
+
+class TopicSerializer(serializers.ModelSerializer):
+    configs = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
+    physical_name = serializers.CharField(read_only=True)
+    assignment = serializers.JSONField(read_only=True)
+
+    class Meta:
+        model = Topic
+        fields = ["name", "topic_id", "partitions", "replication_factor", "configs", "physical_name",
+                  "assignment", "created_at"]
+        read_only_fields = ["topic_id", "created_at"]
+        extra_kwargs = {"replication_factor": {"required": False}}
+
+    def validate_configs(self, configs: dict[str, str]) -> dict[str, str]:
+        errors = {}
+        for key, value in configs.items():
+            pattern = TOPIC_CONFIGS.get(key)
+            if pattern is None:
+                errors[key] = f"unknown or not settable topic config; settable: {', '.join(TOPIC_CONFIGS)}"
+            elif not re.match(pattern, value):
+                errors[key] = f"invalid value {value!r}"
+        if errors:
+            raise serializers.ValidationError(errors)
+        return configs
+
+
+class TopicUpdateSerializer(serializers.Serializer):
+    configs = serializers.DictField(child=serializers.CharField())
+
+    def validate_configs(self, configs: dict[str, str]) -> dict[str, str]:
+        return TopicSerializer().validate_configs(configs)
+
+    def to_representation(self, instance: Any) -> Any:
+        return TopicSerializer(instance).data

@@ -1,0 +1,65 @@
+"""`python manage.py bootstrap_demo`: first-start setup for `make run`.
+
+Creates (once) an operator account, a default plan, and a demo tenant with a service account
+and an API key; the generated passwords and secret are kept in ``var/demo-credentials.json``
+(mode 600) so later starts can print them again. Prints where to go and how to connect.
+"""
+
+import json
+import os
+import secrets
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from quotas.models import Plan
+from quotas.services import create_plan
+from tenants import services
+from tenants.models import Tenant
+
+
+class Command(BaseCommand):
+    help = "Create the operator account and a demo tenant on first start; print how to connect."
+
+    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+        parser.add_argument("--web", default="http://127.0.0.1:8000/")
+
+    def handle(self, *args, web: str, **options):  # type: ignore[no-untyped-def]
+        path = settings.VAR_DIR / "demo-credentials.json"
+        saved = json.loads(path.read_text()) if path.exists() else None
+        if saved is None or not Tenant.objects.filter(slug="demo").exists():
+            saved = self._create()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(saved, indent=2))
+            os.chmod(path, 0o600)
+        bootstrap = settings.BOOTSTRAP_SERVERS.split(",")[0]
+        self.stdout.write(
+            f"\n  Console:   {web}\n"
+            f"  Operator:  {saved['operator']} / {saved['operator_password']}\n"
+            f"  API docs:  {web}api/docs/\n"
+            f"  Demo tenant 'demo', API key {saved['api_key']} (secret in {path})\n"
+            f"  Try:       echo hello | kcat -b {bootstrap} -t demo.events -P && "
+            f"kcat -b {bootstrap} -t demo.events -C -e\n"
+        )
+
+    @transaction.atomic
+    def _create(self) -> dict[str, str]:
+        user_model = get_user_model()
+        password = secrets.token_urlsafe(12)
+        operator, _ = user_model.objects.get_or_create(
+            username="operator", defaults={"is_staff": True, "is_superuser": True})
+        operator.set_password(password)
+        operator.save()
+        plan = Plan.objects.filter(slug="standard").first() or create_plan(
+            operator, slug="standard", name="Standard", max_partitions=100,
+            producer_byte_rate=10 * 1024 * 1024, consumer_byte_rate=20 * 1024 * 1024)
+        tenant = services.create_tenant(operator, slug="demo", name="Demo tenant", plan=plan)
+        account = services.create_principal(operator, tenant, name="demo-app",
+                                            description="created by make run")
+        api_key, secret = services.create_api_key(operator, account, description="demo key")
+        services.create_topic(operator, tenant, name="events", partitions=3, replication_factor=1,
+                              configs={})
+        return {"operator": "operator", "operator_password": password,
+                "api_key": api_key.key, "api_secret": secret}

@@ -1,0 +1,135 @@
+"""The control plane's desired state for tenants.
+
+Naming rules that the brokers rely on:
+- A tenant slug is ``[a-z0-9-]`` (no dots), so the physical topic name ``<slug>.<name>``
+  and the Kafka user name ``<slug>.<principal>`` split unambiguously at the first dot.
+- An API key's ``key`` is the SASL username; its secret is never stored in clear: only a
+  password hash (for the API) and salted SCRAM-SHA-256/512 credentials (for the brokers).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+
+SLUG_VALIDATOR = RegexValidator(r"^[a-z0-9][a-z0-9-]{0,39}$", "lower-case letters, digits and '-'")
+NAME_VALIDATOR = RegexValidator(r"^[a-zA-Z0-9_-]{1,100}$", "letters, digits, '_' and '-'")
+TOPIC_NAME_VALIDATOR = RegexValidator(
+    r"^(?!__)[a-zA-Z0-9._-]{1,200}$",
+    "letters, digits, '.', '_' and '-'; at most 200; not starting with '__' (internal topics)",
+)
+
+
+class Tenant(models.Model):
+    ACTIVE = "active"
+    SUSPENDED = "suspended"
+    STATUS_CHOICES = [(ACTIVE, "active"), (SUSPENDED, "suspended")]
+
+    slug = models.CharField(max_length=40, unique=True, validators=[SLUG_VALIDATOR])
+    name = models.CharField(max_length=200)
+    plan = models.ForeignKey("quotas.Plan", on_delete=models.PROTECT, related_name="tenants")
+    status = models.CharField(max_length=16, choices=STATUS_CHOICES, default=ACTIVE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Principal(models.Model):
+    """A service account (authenticates to brokers with API keys) or a console user."""
+
+    SERVICE_ACCOUNT = "service_account"
+    USER = "user"
+    KIND_CHOICES = [(SERVICE_ACCOUNT, "service account"), (USER, "console user")]
+    ADMIN = "admin"
+    MEMBER = "member"
+    ROLE_CHOICES = [(ADMIN, "tenant admin"), (MEMBER, "member")]
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="principals")
+    name = models.CharField(max_length=100, validators=[NAME_VALIDATOR])
+    kind = models.CharField(max_length=20, choices=KIND_CHOICES, default=SERVICE_ACCOUNT)
+    role = models.CharField(max_length=10, choices=ROLE_CHOICES, default=MEMBER)
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                on_delete=models.CASCADE, related_name="principal")
+    description = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="principal_name_per_tenant")]
+
+    def __str__(self) -> str:
+        return self.kafka_user
+
+    @property
+    def kafka_user(self) -> str:
+        """The principal's name on the wire (quota user, ACL principal): ``<tenant>.<name>``."""
+        return f"{self.tenant.slug}.{self.name}"
+
+
+class ApiKey(models.Model):
+    principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="api_keys")
+    key = models.CharField(max_length=32, unique=True)
+    secret_hash = models.CharField(max_length=256)
+    scram_sha_256 = models.CharField(max_length=512)
+    scram_sha_512 = models.CharField(max_length=512)
+    description = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class ClientId(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="client_ids")
+    client_id = models.CharField(max_length=255, validators=[RegexValidator(r"^[\x21-\x7e]{1,255}$")])
+    description = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "client_id"], name="client_id_per_tenant")]
+
+    def __str__(self) -> str:
+        return self.client_id
+
+
+class Topic(models.Model):
+    """A topic as the tenant wants it; the brokers learn it from ``/brokers/topics/<physical>``."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="topics")
+    name = models.CharField(max_length=200, validators=[TOPIC_NAME_VALIDATOR])
+    topic_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    partitions = models.PositiveIntegerField(validators=[MinValueValidator(1), MaxValueValidator(1000)])
+    replication_factor = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1), MaxValueValidator(7)])
+    configs = models.JSONField(default=dict, blank=True)
+    assignment = models.JSONField(null=True, blank=True, editable=False,
+                                  help_text="partition -> replica broker ids, fixed once placed")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="topic_name_per_tenant")]
+
+    def __str__(self) -> str:
+        return self.physical_name
+
+    @property
+    def physical_name(self) -> str:
+        """The topic's name inside the cluster: the tenant's namespace prefix plus its own name."""
+        return f"{self.tenant.slug}.{self.name}"
+
+
+class AuditEvent(models.Model):
+    """One row per write through a service function: who did what to which object."""
+
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    tenant = models.ForeignKey(Tenant, null=True, on_delete=models.SET_NULL, related_name="+")
+    action = models.CharField(max_length=64)
+    target = models.CharField(max_length=600)
+    details = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]

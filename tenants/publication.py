@@ -1,0 +1,151 @@
+"""Make ZooKeeper match the control plane's desired state, one entity or all of them.
+
+Every ``sync_*`` function reads the entity's *current* row (or its absence) and writes exactly
+that to ZooKeeper, so it is idempotent and safe to retry or run twice in any order: a task
+enqueued for a create that is later deleted simply removes the znode.  ``reconcile`` does the
+same for everything and also removes published entities that no longer exist.
+Each returns human-readable lines describing what it changed (empty: nothing to do).
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.db import transaction
+from kazoo.client import KazooClient
+
+from quotas.models import QuotaOverride
+
+from . import znodes
+from .models import ApiKey, Tenant, Topic
+from .zookeeper import put, put_config, read, remove
+
+QUOTA_KEYS = {"producer_byte_rate", "consumer_byte_rate", "request_percentage"}
+
+
+def sync_tenant(zk: KazooClient, slug: str) -> list[str]:
+    tenant = Tenant.objects.select_related("plan").filter(slug=slug).first()
+    path = znodes.tenant_znode(slug)
+    if tenant is None:
+        return [f"removed {path}"] if remove(zk, path) else []
+    payload = znodes.tenant_payload(
+        name=tenant.name, plan=tenant.plan.slug, status=tenant.status,
+        quota_defaults=tenant.plan.quota_config(), max_partitions=tenant.plan.max_partitions,
+    )
+    return [f"wrote {path}"] if put(zk, path, payload) else []
+
+
+def _api_key_config(key: str) -> dict[str, str] | None:
+    api_key = ApiKey.objects.select_related("principal__tenant").filter(key=key).first()
+    if api_key is None:
+        return None
+    return znodes.api_key_config(
+        scram_sha_256=api_key.scram_sha_256, scram_sha_512=api_key.scram_sha_512,
+        principal=api_key.principal.kafka_user, tenant=api_key.principal.tenant.slug,
+    )
+
+
+def sync_api_key(zk: KazooClient, key: str) -> list[str]:
+    path = znodes.entity_path(key, None)
+    config = _api_key_config(key)
+    return [f"{'wrote' if config else 'removed'} /config/{path}"] if put_config(zk, path, config) else []
+
+
+def sync_quota(zk: KazooClient, entity_path: str) -> list[str]:
+    override = QuotaOverride.objects.filter(entity_path=entity_path).first()
+    config = override.config() if override else None
+    return [f"{'wrote' if config else 'removed'} /config/{entity_path}"] if put_config(
+        zk, entity_path, config) else []
+
+
+def live_broker_ids(zk: KazooClient) -> list[int]:
+    return sorted(int(child) for child in zk.get_children("/brokers/ids")) if zk.exists(
+        "/brokers/ids") else []
+
+
+def _place(topic: Topic, zk: KazooClient) -> dict[str, list[int]]:
+    """Fix the topic's replica assignment once, over the brokers alive now, and remember it."""
+    if topic.assignment is None:
+        start = topic.topic_id.int % max(1, len(live_broker_ids(zk)))
+        assignment = znodes.assign_replicas(
+            topic.partitions, topic.replication_factor, live_broker_ids(zk), start)
+        with transaction.atomic():
+            Topic.objects.filter(pk=topic.pk, assignment__isnull=True).update(assignment=assignment)
+        topic.refresh_from_db(fields=["assignment"])
+    assert topic.assignment is not None
+    return topic.assignment
+
+
+def sync_topic(zk: KazooClient, physical_name: str) -> list[str]:
+    """Publish a tenant topic's assignment and configs; remove both when the topic is gone.
+
+    Raises ValueError when the topic cannot be placed (fewer live brokers than its replication
+    factor); the task retries until brokers are up.
+    """
+    slug, _, name = physical_name.partition(".")
+    topic = Topic.objects.select_related("tenant").filter(tenant__slug=slug, name=name).first()
+    topic_path = znodes.topic_znode(physical_name)
+    config_path = znodes.topic_config_path(physical_name)
+    if topic is None:
+        changes = [f"removed {topic_path}"] if remove(zk, topic_path) else []
+        if put_config(zk, config_path, None):
+            changes.append(f"removed /config/{config_path}")
+        return changes
+    changes = []
+    assignment = _place(topic, zk)
+    if read(zk, topic_path) is None:
+        put(zk, topic_path, znodes.topic_payload(topic.topic_id, assignment))
+        changes.append(f"wrote {topic_path}")
+    if put_config(zk, config_path, {k: str(v) for k, v in topic.configs.items()}):
+        changes.append(f"wrote /config/{config_path}")
+    return changes
+
+
+def _published_entities(zk: KazooClient) -> dict[str, dict[str, str]]:
+    """Every config entity under /config/users and /config/clients with its config map."""
+    found: dict[str, dict[str, str]] = {}
+
+    def visit(path: str) -> None:
+        data = read(zk, znodes.config_znode(path))
+        if data:
+            found[path] = json.loads(data).get("config", {})
+
+    for kind in ("users", "clients"):
+        if not zk.exists(f"/config/{kind}"):
+            continue
+        for name in zk.get_children(f"/config/{kind}"):
+            visit(f"{kind}/{name}")
+            if kind == "users" and zk.exists(f"/config/users/{name}/clients"):
+                for client_name in zk.get_children(f"/config/users/{name}/clients"):
+                    visit(f"users/{name}/clients/{client_name}")
+    return found
+
+
+def reconcile(zk: KazooClient) -> list[str]:
+    """Repair drift between the database and ZooKeeper; report every change made.
+
+    Topics are only (re)created, never deleted here: a topic a client created over the Kafka
+    protocol is legitimately absent from the database.
+    """
+    changes: list[str] = []
+    slugs = set(Tenant.objects.values_list("slug", flat=True))
+    published_tenants = set(zk.get_children("/tenants")) if zk.exists("/tenants") else set()
+    for slug in sorted(slugs | published_tenants):
+        changes += sync_tenant(zk, slug)
+
+    keys = set(ApiKey.objects.values_list("key", flat=True))
+    quota_paths = set(QuotaOverride.objects.values_list("entity_path", flat=True))
+    published = _published_entities(zk)
+    stale_keys = {p for p, cfg in published.items() if "principal" in cfg} - {
+        znodes.entity_path(k, None) for k in keys}
+    stale_quotas = {p for p, cfg in published.items() if QUOTA_KEYS & cfg.keys()} - quota_paths
+    for key in sorted(keys):
+        changes += sync_api_key(zk, key)
+    for path in sorted(stale_keys):
+        changes += [f"removed /config/{path}"] if put_config(zk, path, None) else []
+    for path in sorted(quota_paths | stale_quotas):
+        changes += sync_quota(zk, path)
+
+    for topic in Topic.objects.select_related("tenant").order_by("id"):
+        changes += sync_topic(zk, topic.physical_name)
+    return changes

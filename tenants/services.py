@@ -1,0 +1,171 @@
+"""The only way to change tenants, principals, API keys, client ids and topics.
+
+One function per action: each runs in a transaction, writes an audit row, and enqueues the
+ZooKeeper publication for after the commit.  Callers (views, commands) have already parsed and
+authorised the request; functions raise ``django.core.exceptions.ValidationError`` for
+requests that conflict with the current state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.hashers import make_password
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from quotas.models import Plan
+
+from . import credentials, tasks
+from .audit import publish_on_commit, record
+from .models import ApiKey, ClientId, Principal, Tenant, Topic
+
+Actor = AbstractBaseUser | AnonymousUser | None
+
+
+def _unpublish_principal_objects(principal: Principal) -> None:
+    for key in principal.api_keys.values_list("key", flat=True):
+        publish_on_commit(tasks.publish_api_key, key)
+    for path in principal.quota_overrides.values_list("entity_path", flat=True):
+        publish_on_commit(tasks.publish_quota, path)
+
+
+@transaction.atomic
+def create_tenant(actor: Actor, *, slug: str, name: str, plan: Plan) -> Tenant:
+    tenant = Tenant(slug=slug, name=name, plan=plan)
+    tenant.full_clean()
+    tenant.save()
+    record(actor, tenant, "tenant.create", slug, name=name, plan=plan.slug)
+    publish_on_commit(tasks.publish_tenant, slug)
+    return tenant
+
+
+@transaction.atomic
+def update_tenant(actor: Actor, tenant: Tenant, **changes: Any) -> Tenant:
+    for field in ("name", "plan", "status"):
+        if field in changes:
+            setattr(tenant, field, changes[field])
+    tenant.full_clean()
+    tenant.save()
+    record(actor, tenant, "tenant.update", tenant.slug,
+           **{k: getattr(v, "slug", v) for k, v in changes.items()})
+    publish_on_commit(tasks.publish_tenant, tenant.slug)
+    return tenant
+
+
+@transaction.atomic
+def delete_tenant(actor: Actor, tenant: Tenant) -> None:
+    """Delete a tenant and everything it owns, and withdraw all of it from the brokers."""
+    for principal in tenant.principals.all():
+        _unpublish_principal_objects(principal)
+    for topic in tenant.topics.all():
+        publish_on_commit(tasks.publish_topic, topic.physical_name)
+    for path in tenant.quota_overrides.values_list("entity_path", flat=True):
+        publish_on_commit(tasks.publish_quota, path)
+    record(actor, None, "tenant.delete", tenant.slug)
+    publish_on_commit(tasks.publish_tenant, tenant.slug)
+    tenant.delete()
+
+
+@transaction.atomic
+def create_principal(actor: Actor, tenant: Tenant, *, name: str, kind: str = Principal.SERVICE_ACCOUNT,
+                     role: str = Principal.MEMBER, user: AbstractBaseUser | None = None,
+                     description: str = "") -> Principal:
+    principal = Principal(tenant=tenant, name=name, kind=kind, role=role, user=user,
+                          description=description)
+    principal.full_clean()
+    principal.save()
+    record(actor, tenant, "principal.create", principal.kafka_user, kind=kind, role=role)
+    return principal
+
+
+@transaction.atomic
+def delete_principal(actor: Actor, principal: Principal) -> None:
+    _unpublish_principal_objects(principal)
+    record(actor, principal.tenant, "principal.delete", principal.kafka_user)
+    principal.delete()
+
+
+@transaction.atomic
+def create_api_key(actor: Actor, principal: Principal, *, description: str = "") -> tuple[ApiKey, str]:
+    """Create a key for a service account; returns the key and its secret (shown only now)."""
+    if principal.kind != Principal.SERVICE_ACCOUNT:
+        raise ValidationError({"principal": "API keys belong to service accounts"})
+    secret = credentials.new_secret()
+    api_key = ApiKey.objects.create(
+        principal=principal, key=credentials.new_key(), description=description,
+        secret_hash=make_password(secret),
+        scram_sha_256=credentials.scram_credential(secret, "SCRAM-SHA-256"),
+        scram_sha_512=credentials.scram_credential(secret, "SCRAM-SHA-512"),
+    )
+    record(actor, principal.tenant, "api_key.create", api_key.key, principal=principal.kafka_user)
+    publish_on_commit(tasks.publish_api_key, api_key.key)
+    return api_key, secret
+
+
+@transaction.atomic
+def revoke_api_key(actor: Actor, api_key: ApiKey) -> None:
+    """Delete a key; its credentials leave ZooKeeper as soon as the task runs."""
+    record(actor, api_key.principal.tenant, "api_key.revoke", api_key.key,
+           principal=api_key.principal.kafka_user)
+    publish_on_commit(tasks.publish_api_key, api_key.key)
+    api_key.delete()
+
+
+@transaction.atomic
+def register_client_id(actor: Actor, tenant: Tenant, *, client_id: str, description: str = "") -> ClientId:
+    entry = ClientId(tenant=tenant, client_id=client_id, description=description)
+    entry.full_clean()
+    entry.save()
+    record(actor, tenant, "client_id.create", client_id)
+    return entry
+
+
+@transaction.atomic
+def delete_client_id(actor: Actor, entry: ClientId) -> None:
+    record(actor, entry.tenant, "client_id.delete", entry.client_id)
+    entry.delete()
+
+
+def _check_partition_limit(tenant: Tenant, extra: int) -> None:
+    used = sum(tenant.topics.values_list("partitions", flat=True))
+    if used + extra > tenant.plan.max_partitions:
+        raise ValidationError({"partitions": (
+            f"plan {tenant.plan.slug} allows {tenant.plan.max_partitions} partitions; "
+            f"{used} are in use and this asks for {extra} more")})
+
+
+@transaction.atomic
+def create_topic(actor: Actor, tenant: Tenant, *, name: str, partitions: int,
+                 replication_factor: int | None = None, configs: dict[str, str] | None = None) -> Topic:
+    replication_factor = replication_factor or settings.DEFAULT_REPLICATION_FACTOR
+    configs = configs or {}
+    Tenant.objects.select_for_update().filter(pk=tenant.pk).first()  # serialise limit checks
+    _check_partition_limit(tenant, partitions)
+    topic = Topic(tenant=tenant, name=name, partitions=partitions,
+                  replication_factor=replication_factor, configs=configs)
+    topic.full_clean()
+    topic.save()
+    record(actor, tenant, "topic.create", topic.physical_name, partitions=partitions,
+           replication_factor=replication_factor, configs=configs)
+    publish_on_commit(tasks.publish_topic, topic.physical_name)
+    return topic
+
+
+@transaction.atomic
+def update_topic_configs(actor: Actor, topic: Topic, configs: dict[str, str]) -> Topic:
+    topic.configs = configs
+    topic.full_clean()
+    topic.save(update_fields=["configs"])
+    record(actor, topic.tenant, "topic.update", topic.physical_name, configs=configs)
+    publish_on_commit(tasks.publish_topic, topic.physical_name)
+    return topic
+
+
+@transaction.atomic
+def delete_topic(actor: Actor, topic: Topic) -> None:
+    record(actor, topic.tenant, "topic.delete", topic.physical_name)
+    publish_on_commit(tasks.publish_topic, topic.physical_name)
+    topic.delete()

@@ -1,0 +1,53 @@
+"""Celery controller tasks that publish the control plane's state to ZooKeeper.
+
+Each task names an entity, not a change: it publishes whatever the database holds for it
+when it runs (see ``publication``), so tasks are idempotent and retries are harmless.
+ZooKeeper errors (connection loss, session expiry) and "no brokers to place a topic on" are
+retried with exponential backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from kazoo.exceptions import KazooException
+from kazoo.handlers.threading import KazooTimeoutError
+
+from . import publication
+from .zookeeper import client
+
+log = logging.getLogger(__name__)
+RETRYABLE = (KazooException, KazooTimeoutError, ValueError, OSError)
+RETRY = {"autoretry_for": RETRYABLE, "retry_backoff": 1, "retry_backoff_max": 30, "max_retries": 20}
+
+
+def _report(changes: list[str]) -> list[str]:
+    for line in changes:
+        log.info("zookeeper: %s", line)
+    return changes
+
+
+@shared_task(**RETRY)
+def publish_tenant(slug: str) -> list[str]:
+    return _report(publication.sync_tenant(client(), slug))
+
+
+@shared_task(**RETRY)
+def publish_api_key(key: str) -> list[str]:
+    return _report(publication.sync_api_key(client(), key))
+
+
+@shared_task(**RETRY)
+def publish_quota(entity_path: str) -> list[str]:
+    return _report(publication.sync_quota(client(), entity_path))
+
+
+@shared_task(**RETRY)
+def publish_topic(physical_name: str) -> list[str]:
+    return _report(publication.sync_topic(client(), physical_name))
+
+
+@shared_task(**RETRY)
+def reconcile() -> list[str]:
+    return _report(publication.reconcile(client()))

@@ -1,0 +1,115 @@
+"""ZooKeeper paths and payloads the control plane publishes, in Kafka's own JSON formats.
+
+Pure functions (no I/O) so the formats are unit-tested in milliseconds.  Brokers read:
+
+- ``/tenants/<slug>``: ``{"version":1,"name":…,"plan":…,"status":…,"quota_defaults":{…},"max_partitions":N}``
+- ``/config/users/<api-key>``: the key's SCRAM credentials plus the principal and tenant it
+  authenticates as (``{"version":1,"config":{"SCRAM-SHA-256":…,"SCRAM-SHA-512":…,"principal":…,"tenant":…}}``)
+- ``/config/users/<user>[/clients/<client>]``, ``/config/clients/<client>``: quota overrides
+- ``/config/changes/config_change_<seq>``: ``{"version":2,"entity_path":"users/…"}`` after each change
+- ``/brokers/topics/<topic>``: ``{"version":3,"topic_id":…,"partitions":{"0":[1,2,3]},…}``
+  and ``/config/topics/<topic>``: the topic's config overrides
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from urllib.parse import quote
+
+DEFAULT_ENTITY = "<default>"
+CHANGES_ZNODE = "/config/changes"
+CHANGE_PREFIX = "config_change_"
+
+
+def sanitize(name: str) -> str:
+    """Entity names are URL-encoded in znode paths (as Kafka's Sanitizer does); <default> stays literal."""
+    return name if name == DEFAULT_ENTITY else quote(name, safe="")
+
+
+def entity_path(user: str | None, client_id: str | None) -> str:
+    """Kafka's quota entity path: ``users/<u>``, ``users/<u>/clients/<c>`` or ``clients/<c>``."""
+    if user:
+        path = f"users/{sanitize(user)}"
+        return f"{path}/clients/{sanitize(client_id)}" if client_id else path
+    if client_id:
+        return f"clients/{sanitize(client_id)}"
+    raise ValueError("a quota entity needs a user, a client id, or both")
+
+
+def config_znode(path: str) -> str:
+    return f"/config/{path}"
+
+
+def encode(payload: Mapping[str, object]) -> bytes:
+    """Canonical JSON (sorted keys, no spaces) so equal states compare equal byte for byte."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+
+
+def config_payload(config: Mapping[str, str]) -> bytes:
+    return encode({"version": 1, "config": dict(config)})
+
+
+def change_notification(path: str) -> bytes:
+    return encode({"version": 2, "entity_path": path})
+
+
+def tenant_znode(slug: str) -> str:
+    return f"/tenants/{slug}"
+
+
+def tenant_payload(*, name: str, plan: str, status: str, quota_defaults: Mapping[str, str],
+                   max_partitions: int) -> bytes:
+    return encode({
+        "version": 1, "name": name, "plan": plan, "status": status,
+        "quota_defaults": dict(quota_defaults), "max_partitions": max_partitions,
+    })
+
+
+def api_key_config(*, scram_sha_256: str, scram_sha_512: str, principal: str, tenant: str) -> dict[str, str]:
+    return {
+        "SCRAM-SHA-256": scram_sha_256,
+        "SCRAM-SHA-512": scram_sha_512,
+        "principal": principal,
+        "tenant": tenant,
+    }
+
+
+def topic_znode(topic: str) -> str:
+    return f"/brokers/topics/{topic}"
+
+
+def topic_config_path(topic: str) -> str:
+    return f"topics/{topic}"
+
+
+def kafka_uuid(value: uuid.UUID) -> str:
+    """Kafka prints a Uuid as URL-safe base64 of its 16 bytes without padding."""
+    return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode()
+
+
+def topic_payload(topic_id: uuid.UUID, assignment: Mapping[str, Sequence[int]]) -> bytes:
+    partitions = {str(p): list(replicas) for p, replicas in assignment.items()}
+    return encode({
+        "version": 3, "topic_id": kafka_uuid(topic_id), "partitions": partitions,
+        "adding_replicas": {}, "removing_replicas": {},
+    })
+
+
+def assign_replicas(partitions: int, replication_factor: int, broker_ids: Sequence[int],
+                    start: int) -> dict[str, list[int]]:
+    """Round-robin placement: partition p's replicas are the rf brokers after position start+p.
+
+    Leaders (first replicas) therefore rotate over the brokers, and so does each follower slot.
+    """
+    brokers = sorted(broker_ids)
+    if replication_factor > len(brokers):
+        raise ValueError(
+            f"replication factor {replication_factor} is larger than the {len(brokers)} live brokers")
+    n = len(brokers)
+    return {
+        str(p): [brokers[(start + p + r) % n] for r in range(replication_factor)]
+        for p in range(partitions)
+    }

@@ -1,0 +1,98 @@
+"""REST writes reach ZooKeeper through a real Celery worker on real Redis, in Kafka's formats."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+from tenants.zookeeper import client
+
+from .conftest import wait_for
+
+pytestmark = pytest.mark.integration
+
+
+def _json(zk, path):  # type: ignore[no-untyped-def]
+    return json.loads(zk.get(path)[0]) if zk.exists(path) else None
+
+
+def _notifications(zk) -> list[str]:  # type: ignore[no-untyped-def]
+    if not zk.exists("/config/changes"):
+        return []
+    return [_json(zk, f"/config/changes/{c}")["entity_path"]
+            for c in sorted(zk.get_children("/config/changes"))]
+
+
+@pytest.fixture
+def acme_api(publishing, make_tenant, admin_api):  # type: ignore[no-untyped-def]
+    api = admin_api(make_tenant("acme"))
+    assert api.post("/api/v1/tenants/acme/principals/", {"name": "orders"},
+                    format="json").status_code == 201
+    return api
+
+
+def test_tenant_key_and_quota_are_published_with_notifications(acme_api, zk) -> None:  # type: ignore[no-untyped-def]
+    tenant = wait_for(lambda: _json(zk, "/tenants/acme"))
+    assert tenant["plan"] == "basic" and tenant["quota_defaults"] == {
+        "producer_byte_rate": "1048576", "consumer_byte_rate": "2097152"}
+
+    key = acme_api.post("/api/v1/tenants/acme/api-keys/", {"principal": "orders"},
+                        format="json").json()
+    user = wait_for(lambda: _json(zk, f"/config/users/{key['key']}"))
+    assert user["version"] == 1
+    assert user["config"]["principal"] == "acme.orders" and user["config"]["tenant"] == "acme"
+    assert user["config"]["SCRAM-SHA-512"].startswith("salt=")
+    assert key["secret"] not in json.dumps(user)
+
+    quota = acme_api.post("/api/v1/tenants/acme/quotas/",
+                          {"principal": "orders", "client_id": "app-1", "producer_byte_rate": 1024},
+                          format="json")
+    assert quota.status_code == 201, quota.content
+    path = "/config/users/acme.orders/clients/app-1"
+    assert wait_for(lambda: _json(zk, path)) == {"version": 1, "config": {"producer_byte_rate": "1024"}}
+    notified = wait_for(lambda: "users/acme.orders/clients/app-1" in _notifications(zk) and
+                        _notifications(zk))
+    assert f"users/{key['key']}" in notified
+
+    assert acme_api.delete(f"/api/v1/tenants/acme/api-keys/{key['key']}/").status_code == 204
+    wait_for(lambda: not zk.exists(f"/config/users/{key['key']}"))
+    assert _notifications(zk).count(f"users/{key['key']}") == 2
+
+
+def test_topic_is_placed_on_live_brokers(acme_api, zk) -> None:  # type: ignore[no-untyped-def]
+    for broker_id in (1, 2, 3):
+        zk.create(f"/brokers/ids/{broker_id}", b"{}", makepath=True, ephemeral=True)
+    created = acme_api.post("/api/v1/tenants/acme/topics/",
+                            {"name": "orders", "partitions": 3, "replication_factor": 2,
+                             "configs": {"retention.ms": "60000"}}, format="json")
+    assert created.status_code == 201, created.content
+    topic = wait_for(lambda: _json(zk, "/brokers/topics/acme.orders"))
+    assert topic["version"] == 3 and len(topic["topic_id"]) == 22
+    assert sorted(r[0] for r in topic["partitions"].values()) == [1, 2, 3]
+    assert _json(zk, "/config/topics/acme.orders") == {"version": 1, "config": {"retention.ms": "60000"}}
+
+    assert acme_api.delete("/api/v1/tenants/acme/topics/orders/").status_code == 204
+    wait_for(lambda: not zk.exists("/brokers/topics/acme.orders"))
+
+
+def test_zk_sync_repairs_drift(acme_api, zk, publishing, capsys) -> None:  # type: ignore[no-untyped-def]
+    key = acme_api.post("/api/v1/tenants/acme/api-keys/", {"principal": "orders"},
+                        format="json").json()["key"]
+    wait_for(lambda: zk.exists(f"/config/users/{key}") and zk.exists("/tenants/acme"))
+    published = zk.get(f"/config/users/{key}")[0]
+    zk.delete(f"/config/users/{key}")
+    zk.delete("/tenants/acme")
+    zk.create("/config/users/STALEKEY", b'{"version":1,"config":{"principal":"x.y"}}', makepath=True)
+
+    call_command("zk_sync", zookeeper=publishing)
+    out = capsys.readouterr().out
+    assert f"wrote /config/users/{key}" in out and "wrote /tenants/acme" in out
+    assert "removed /config/users/STALEKEY" in out
+    assert zk.get(f"/config/users/{key}")[0] == published
+    assert not zk.exists("/config/users/STALEKEY")
+
+    call_command("zk_sync", zookeeper=publishing)
+    assert "zk_sync: 0 change(s)" in capsys.readouterr().out
+    client(publishing)  # the command's client stays usable for later tasks
