@@ -1,0 +1,152 @@
+from collections.abc import Callable
+
+import pytest
+
+from brokerd.protocol.records import parse_batch_header
+from brokerd.storage import Log, OffsetOutOfRangeError
+
+from .conftest import NOW_MS, FakeClock, batch
+from .helpers import offsets, read_all
+
+OpenLog = Callable[..., Log]
+
+
+def test_offsets_are_assigned_and_only_the_header_is_patched(open_log: OpenLog) -> None:
+    log = open_log()
+    original = bytes(batch(3))
+    assert log.append_as_leader(memoryview(original), leader_epoch=5).base_offset == 0
+    result = log.append_as_leader(memoryview(original), leader_epoch=5)
+    assert (result.base_offset, result.last_offset, result.log_append_time) == (3, 5, -1)
+    stored = log.read(3, 1 << 20).read()
+    assert parse_batch_header(stored, 0).base_offset == 3
+    assert parse_batch_header(stored, 0).partition_leader_epoch == 5
+    assert stored[8:12] == original[8:12] and stored[16:] == original[16:]
+    assert log.log_end_offset == log.high_watermark == 6
+    assert log.leader_epoch_cache.entries == [(5, 0)]
+
+
+def test_a_record_set_of_several_batches_gets_consecutive_offsets(open_log: OpenLog) -> None:
+    log = open_log()
+    result = log.append_as_leader(memoryview(bytes(batch(2)) + bytes(batch(4))), 0)
+    assert (result.base_offset, result.last_offset) == (0, 5)
+    assert offsets(read_all(log)) == [(0, 1), (2, 5)]
+
+
+def test_log_append_time_is_stamped_into_the_batch(open_log: OpenLog, clock: FakeClock) -> None:
+    log = open_log(message_timestamp_type="LogAppendTime")
+    clock.advance(777)
+    result = log.append_as_leader(batch(2, timestamp=5), 0)
+    assert result.log_append_time == NOW_MS + 777
+    (header,) = read_all(log)
+    assert header.max_timestamp == NOW_MS + 777 and header.timestamp_type == 1
+
+
+def test_invalid_record_set_stores_nothing(open_log: OpenLog) -> None:
+    log = open_log()
+    good, bad = bytes(batch(1)), bytearray(batch(1))
+    bad[-1] ^= 1
+    with pytest.raises(Exception, match="CRC"):
+        log.append_as_leader(memoryview(good + bytes(bad)), 0)
+    assert log.log_end_offset == 0 and log.size_bytes == 0
+
+
+def fill(log: Log, batches: int, count: int = 1, value_size: int = 100) -> int:
+    for _ in range(batches):
+        log.append_as_leader(batch(count, value_size), 0)
+    return len(batch(count, value_size))
+
+
+def test_read_boundaries(open_log: OpenLog) -> None:
+    log = open_log()
+    size = fill(log, 5, count=2)  # batches at offsets 0-1, 2-3, ..., 8-9
+    assert log.read(0, 2 * size).size == 2 * size
+    assert log.read(0, 2 * size - 1).size == size
+    assert log.read(0, 1).size == size  # min_one_batch
+    assert log.read(0, 1, min_one_batch=False).regions == []
+    assert offsets(read_all(log, 3)) == [(2, 3), (4, 5), (6, 7), (8, 9)]  # holding batch
+    with_bound = log.read(0, 1 << 20, max_offset=5).read()
+    assert len(with_bound) == 2 * size  # 4-5 reaches the bound and is excluded
+    assert log.read(4, 1 << 20, max_offset=4).regions == []
+    assert log.read(10, 1 << 20).regions == []
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read(11, 100)
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read(-1, 100)
+
+
+def test_read_crosses_segments_with_one_region_each(open_log: OpenLog) -> None:
+    log = open_log()
+    fill(log, 3)
+    log.roll()
+    fill(log, 3)
+    result = log.read(1, 1 << 20)
+    assert [region.file for region in result.regions] == [s.file for s in log.segments]
+    assert offsets(read_all(log, 1)) == [(i, i) for i in range(1, 6)]
+
+
+def test_roll_by_size_time_and_full_index(open_log: OpenLog, clock: FakeClock) -> None:
+    size = len(batch(1, 100))
+    log = open_log(segment_bytes=3 * size)
+    fill(log, 7)
+    assert [s.base_offset for s in log.segments] == [0, 3, 6]
+    assert log.segments[0].log_path.name == "00000000000000000000.log"
+    assert log.segments[1].log_path.name == "00000000000000000003.log"
+    log.close()
+
+    log = open_log(segment_ms=1000)
+    clock.advance(1001)
+    fill(log, 1)
+    assert [s.base_offset for s in log.segments] == [0, 3, 6, 7]
+    log.close()
+
+    # 24 bytes = two time-index slots, one kept for sealing: the second batch of a segment
+    # (the first one indexed) fills it, so a new segment holds two batches; segment 7 was
+    # sealed at close, its one entry already fills it, so the first append rolls.
+    log = open_log(segment_index_bytes=24, index_interval_bytes=0)
+    fill(log, 4)
+    assert [s.base_offset for s in log.segments] == [0, 3, 6, 7, 8, 10]
+    assert offsets(read_all(log)) == [(i, i) for i in range(12)]
+
+
+def test_roll_of_an_empty_segment_is_a_no_op(open_log: OpenLog) -> None:
+    log = open_log()
+    log.roll()
+    assert [s.base_offset for s in log.segments] == [0]
+
+
+def test_sparse_index_lookup_lands_on_the_right_batch(open_log: OpenLog) -> None:
+    log = open_log(index_interval_bytes=1000)
+    fill(log, 200, count=3, value_size=50)
+    segment = log.segments[0]
+    assert 10 < segment.offset_index.entries < 200
+    for offset in (0, 1, 299, 300, 301, 599):
+        assert read_all(log, offset)[0].base_offset == offset - offset % 3
+
+
+def test_offset_for_timestamp(open_log: OpenLog) -> None:
+    log = open_log(index_interval_bytes=0)
+    for i in range(10):
+        log.append_as_leader(batch(2, timestamp=NOW_MS + 10 * i), 0)  # max ts = +10i+1
+        if i == 4:
+            log.roll()
+    assert log.offset_for_timestamp(0) == (0, NOW_MS + 1)
+    assert log.offset_for_timestamp(NOW_MS + 41) == (8, NOW_MS + 41)
+    assert log.offset_for_timestamp(NOW_MS + 42) == (10, NOW_MS + 51)
+    assert log.offset_for_timestamp(NOW_MS + 91) == (18, NOW_MS + 91)
+    assert log.offset_for_timestamp(NOW_MS + 92) is None
+
+
+def test_follower_append_keeps_leader_offsets_and_epochs(open_log: OpenLog) -> None:
+    leader = open_log()
+    leader.append_as_leader(batch(2), leader_epoch=3)
+    leader.append_as_leader(batch(1), leader_epoch=4)
+    data = leader.read(0, 1 << 20).read()
+    leader.close()
+    follower_dir_log = Log(
+        leader.directory.with_name("t-1"), leader.config, clean_shutdown=True
+    )
+    follower_dir_log.append_as_follower(memoryview(data))
+    assert offsets(read_all(follower_dir_log)) == [(0, 1), (2, 2)]
+    assert follower_dir_log.leader_epoch_cache.entries == [(3, 0), (4, 2)]
+    with pytest.raises(Exception, match="expected 3"):
+        follower_dir_log.append_as_follower(memoryview(data))

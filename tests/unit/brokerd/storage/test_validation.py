@@ -1,0 +1,71 @@
+import pytest
+
+from brokerd.protocol import ErrorCode
+from brokerd.protocol.records import build_batch
+from brokerd.storage import (
+    CorruptRecordError,
+    InvalidRecordError,
+    InvalidTimestampError,
+    LogConfig,
+    RecordTooLargeError,
+)
+from brokerd.storage.validation import validate_record_set
+
+from .conftest import NOW_MS, batch
+
+
+def validate(data: bytes | memoryview, **config: object) -> list[int]:
+    batches = validate_record_set(
+        memoryview(data), LogConfig(**config), NOW_MS, from_client=True  # type: ignore[arg-type]
+    )
+    return [position for position, _ in batches]
+
+
+def test_positions_of_every_batch_in_a_record_set() -> None:
+    first, second = bytes(batch(3)), bytes(batch(1))
+    assert validate(first + second) == [0, len(first)]
+
+
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda b: b[:-1],  # torn
+        lambda b: b + b"\x00" * 10,  # trailing garbage
+        lambda b: b[:16] + bytes([1]) + b[17:],  # magic 1
+        lambda b: b[:-1] + bytes([b[-1] ^ 1]),  # CRC mismatch
+        lambda b: b[:8] + (10).to_bytes(4, "big") + b[12:],  # length below the header
+    ],
+)
+def test_corruption_is_rejected(mangle) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(CorruptRecordError) as info:
+        validate(mangle(bytes(batch(2))))
+    assert info.value.error_code == ErrorCode.CORRUPT_MESSAGE
+
+
+def test_size_limits() -> None:
+    data = bytes(batch(1, value_size=500))
+    with pytest.raises(RecordTooLargeError) as info:
+        validate(data, max_message_bytes=len(data) - 1)
+    assert info.value.error_code == ErrorCode.MESSAGE_TOO_LARGE
+    with pytest.raises(RecordTooLargeError) as info:
+        validate(data + data, segment_bytes=len(data) + 1)
+    assert info.value.error_code == ErrorCode.RECORD_LIST_TOO_LARGE
+    assert validate(data, max_message_bytes=len(data)) == [0]
+
+
+def test_create_time_window() -> None:
+    config = {"message_timestamp_before_max_ms": 1000, "message_timestamp_after_max_ms": 10}
+    assert validate(batch(1, timestamp=NOW_MS - 1000), **config) == [0]
+    with pytest.raises(InvalidTimestampError):
+        validate(batch(1, timestamp=NOW_MS - 1001), **config)
+    with pytest.raises(InvalidTimestampError):
+        validate(batch(3, timestamp=NOW_MS + 9), **config)  # max timestamp is NOW + 11
+    assert validate(batch(1, timestamp=0), message_timestamp_type="LogAppendTime", **config)
+
+
+def test_client_may_not_send_control_or_empty_batches() -> None:
+    control = build_batch([(b"k", b"v", [], NOW_MS)], is_control=True)
+    with pytest.raises(InvalidRecordError):
+        validate(control)
+    with pytest.raises(InvalidRecordError):
+        validate(b"")
