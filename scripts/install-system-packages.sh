@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the service needs when they are missing.
+# Installs the Debian packages the service and its tests need when they are missing
+# (docker-compose only validates docker-compose.yml in the tests; no engine is needed).
 # As root it runs apt-get itself; otherwise it prints the one command to run and fails.
 set -euo pipefail
-packages=(zookeeper redis-server kcat openjdk-17-jre-headless)
+packages=(zookeeper redis-server kcat openjdk-17-jre-headless docker-compose)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

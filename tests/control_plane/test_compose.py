@@ -1,0 +1,22 @@
+"""docker-compose.yml is accepted by docker-compose and runs every process from one image."""
+
+import subprocess
+
+import yaml
+
+from tests.support.services import REPO_ROOT
+
+
+def test_compose_file_is_valid() -> None:
+    result = subprocess.run(["docker-compose", "config", "-q"], cwd=REPO_ROOT, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+
+
+def test_compose_runs_the_whole_service_from_one_build() -> None:
+    services = yaml.safe_load((REPO_ROOT / "docker-compose.yml").read_text())["services"]
+    assert {"zookeeper", "redis", "postgres", "web", "worker", "beat",
+            "broker1", "broker2", "broker3"} <= services.keys()
+    app_services = ["web", "worker", "beat", "broker1", "broker2", "broker3"]
+    assert {services[name]["image"] for name in app_services} == {"kafkasaas:latest"}
+    assert all("brokerd serve" in services[f"broker{i}"]["command"] for i in (1, 2, 3))
