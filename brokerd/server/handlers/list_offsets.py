@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey
+from brokerd.protocol.records import decode_records, parse_batch_header
 from brokerd.server.handlers.fetch import epoch_error
 from brokerd.storage import Log, StorageError
 
@@ -34,6 +35,20 @@ def max_timestamp_offset(log: Log) -> tuple[int, int] | None:
     return None if best is None else (best.offset_of_max_timestamp, best.max_timestamp)
 
 
+def exact_record(log: Log, batch_offset: int, timestamp: int) -> tuple[int, int] | None:
+    """(offset, timestamp) of the first record at or after ``timestamp`` inside the batch
+    holding ``batch_offset``: the log indexes batches, Kafka answers with a record."""
+    read = log.read(batch_offset, 1, min_one_batch=True)
+    if not read.regions:
+        return None
+    data = read.regions[0].read()
+    header = parse_batch_header(data, 0)
+    for record in decode_records(data, 0, header):
+        if record.offset >= batch_offset and record.timestamp >= timestamp:
+            return record.offset, record.timestamp
+    return None
+
+
 def lookup(hosted: Partition, timestamp: int) -> tuple[int, int]:
     """(timestamp, offset) answered for one partition; (-1, -1) when there is none."""
     if timestamp == EARLIEST:
@@ -44,6 +59,8 @@ def lookup(hosted: Partition, timestamp: int) -> tuple[int, int]:
         found = max_timestamp_offset(hosted.log)
     else:
         found = hosted.log.offset_for_timestamp(timestamp)
+        if found is not None:
+            found = exact_record(hosted.log, found[0], timestamp) or found
     if found is None or found[0] >= hosted.high_watermark:
         return -1, -1
     offset, batch_timestamp = found
