@@ -33,6 +33,7 @@ class MappedIndex:
         self._entry_size = self.ENTRY.size
         self._max_entries = max_index_size // self._entry_size
         self._mm: mmap.mmap | None = None
+        existed = path.exists()
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             length = os.fstat(fd).st_size
@@ -41,7 +42,8 @@ class MappedIndex:
         finally:
             os.close(fd)
         self._entries = self._valid_prefix_length(length // self._entry_size)
-        self.consistent = length == self._entries * self._entry_size
+        # A missing file is inconsistent too: its segment may hold data (a lost index).
+        self.consistent = existed and length == self._entries * self._entry_size
         if preallocate:
             self.resize(self._max_entries * self._entry_size)
 

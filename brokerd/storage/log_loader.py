@@ -66,6 +66,8 @@ def load_segments(
             segment.delete()
     if not len(segments):
         segments.add(_open_segment(directory, initial_offset, config, now_ms))
+    for segment in segments.snapshot()[:-1]:
+        segment.seal()  # trims indexes that a rebuild or recovery preallocated
     segments.active.make_active(config.segment_index_bytes)
     return segments
 

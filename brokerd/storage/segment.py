@@ -87,20 +87,29 @@ class LogSegment:
         return 0 <= offset - self.base_offset <= MAX_RELATIVE_OFFSET
 
     def load(self) -> None:
-        """Derive next offset, max timestamp and age after opening a trusted segment.
+        """Derive next offset, max timestamp and age after opening a trusted segment;
+        raises CorruptRecordError when an index points past the data (then rebuild).
 
         Only the tail after the last offset-index entry is scanned (Kafka's
         ``readNextOffset``); the time index's last entry is exact for a segment closed by
-        us, and the scan covers whatever came after it.
+        us, and the scan covers whatever came after it. A tail long enough to have earned
+        another index entry means entries were lost, which is also corruption.
         """
         self.max_timestamp = self.time_index.max_timestamp
         last = self.time_index.last_entry()
         self.offset_of_max_timestamp = self.base_offset + last[1] if last else self.base_offset
         offset, position = self.offset_index.lookup(self.offset_index.last_offset)
+        if position > self.size:
+            raise CorruptRecordError(f"{self.offset_index.path} points past the end of the log")
         self.next_offset = offset
-        self._bytes_since_index_entry = self.size - position
-        for _, header in self.iter_batches(position):
+        self._bytes_since_index_entry = 0
+        for batch_position, header in self.iter_batches(position):
+            if batch_position != position and self._needs_index_entry():
+                raise CorruptRecordError(f"{self.offset_index.path} lacks entries (truncated?)")
+            self._bytes_since_index_entry += header.size_in_bytes
             self._track(header)
+        if self.offset_of_max_timestamp >= max(self.next_offset, self.base_offset + 1):
+            raise CorruptRecordError(f"{self.time_index.path} points past the end of the log")
         first = next(self.iter_batches(0), None)
         if first is not None and first[1].max_timestamp >= 0:
             self.created_ms = first[1].max_timestamp
@@ -128,8 +137,11 @@ class LogSegment:
             position += header.size_in_bytes
         self.size = position
 
+    def _needs_index_entry(self) -> bool:
+        return self._bytes_since_index_entry > self.index_interval_bytes
+
     def _index_batch(self, position: int, header: BatchHeader) -> None:
-        if self._bytes_since_index_entry > self.index_interval_bytes:
+        if self._needs_index_entry():
             self.offset_index.append(header.base_offset, position)
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
             self._bytes_since_index_entry = 0
