@@ -13,8 +13,10 @@ from tests.integration.brokerd.broker_process import BrokerProcess
 pytestmark = pytest.mark.integration
 
 
-def produce(bootstrap: str, topic: str, count: int, **config: object) -> list[int]:
-    """Produce ``count`` records (key k<i>, value v<i>, header, timestamp); return offsets."""
+def produce(bootstrap: str, topic: str, count: int, partition: int = 0, **config: object
+            ) -> list[int]:
+    """Produce ``count`` records (key k<i>, value v<i>, header, timestamp) to one partition;
+    return the acknowledged offsets."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, **config})
     offsets: list[int] = []
     errors: list[object] = []
@@ -26,7 +28,7 @@ def produce(bootstrap: str, topic: str, count: int, **config: object) -> list[in
             offsets.append(msg.offset())  # type: ignore[attr-defined]
 
     for i in range(count):
-        producer.produce(topic, key=f"k{i}", value=f"v{i}" * 8, headers=[("n", str(i).encode())],
+        producer.produce(topic, partition=partition, key=f"k{i}", value=f"v{i}" * 8, headers=[("n", str(i).encode())],
                          timestamp=1_700_000_000_000 + i, on_delivery=delivered)
         if i % 1000 == 0:
             producer.poll(0)
