@@ -28,8 +28,9 @@ def produce(bootstrap: str, topic: str, count: int, partition: int = 0, **config
             offsets.append(msg.offset())  # type: ignore[attr-defined]
 
     for i in range(count):
-        producer.produce(topic, partition=partition, key=f"k{i}", value=f"v{i}" * 8, headers=[("n", str(i).encode())],
-                         timestamp=1_700_000_000_000 + i, on_delivery=delivered)
+        producer.produce(topic, partition=partition, key=f"k{i}", value=f"v{i}" * 8,
+                         headers=[("n", str(i).encode())], timestamp=1_700_000_000_000 + i,
+                         on_delivery=delivered)
         if i % 1000 == 0:
             producer.poll(0)
     assert producer.flush(20) == 0
