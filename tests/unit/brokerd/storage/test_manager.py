@@ -1,0 +1,109 @@
+from pathlib import Path
+
+from brokerd.storage import LogConfig, LogManager
+from brokerd.storage.checkpoint import read_offset_checkpoint
+
+from .conftest import FakeClock, batch
+from .helpers import offsets, read_all
+
+
+def manager(dirs: list[Path], clock: FakeClock, **config: object) -> LogManager:
+    result = LogManager(dirs, LogConfig(**config), clock=clock)  # type: ignore[arg-type]
+    result.load()
+    return result
+
+
+def test_create_append_close_and_reload(tmp_path: Path, clock: FakeClock) -> None:
+    logs = manager([tmp_path], clock)
+    log = logs.get_or_create("orders", 0)
+    assert logs.get_or_create("orders", 0) is log
+    assert logs.get("orders", 1) is None
+    log.append_as_leader(batch(2), 0)
+    logs.get_or_create("orders", 1).append_as_leader(batch(1), 0)
+    logs.close()
+    assert (tmp_path / ".kafka_cleanshutdown").exists()
+    assert read_offset_checkpoint(tmp_path / "recovery-point-offset-checkpoint") == {
+        ("orders", 0): 2,
+        ("orders", 1): 1,
+    }
+    high_watermarks = (tmp_path / "replication-offset-checkpoint").read_text()
+    assert high_watermarks == "0\n2\norders 0 2\norders 1 1\n"
+
+    reloaded = manager([tmp_path], clock)
+    assert not (tmp_path / ".kafka_cleanshutdown").exists()
+    assert sorted(reloaded.all_logs()) == [("orders", 0), ("orders", 1)]
+    again = reloaded.get("orders", 0)
+    assert again is not None and again.high_watermark == 2
+    assert offsets(read_all(again)) == [(0, 1)]
+
+
+def test_missing_marker_means_recovery(tmp_path: Path, clock: FakeClock) -> None:
+    logs = manager([tmp_path], clock)
+    log = logs.get_or_create("t", 0)
+    log.append_as_leader(batch(1), 0)
+    logs.checkpoint()
+    active = log.segments[-1].log_path
+    with active.open("ab") as f:
+        f.write(b"torn write")
+    # no close(): the process died
+    recovered = manager([tmp_path], clock).get("t", 0)
+    assert recovered is not None and recovered.log_end_offset == 1
+    assert active.stat().st_size == len(batch(1))
+
+
+def test_log_start_offsets_survive_restart(tmp_path: Path, clock: FakeClock) -> None:
+    logs = manager([tmp_path], clock)
+    log = logs.get_or_create("t", 0)
+    for _ in range(3):
+        log.append_as_leader(batch(1), 0)
+    log.delete_records_before(2)
+    logs.close()
+    log = manager([tmp_path], clock).get("t", 0)
+    assert log is not None and log.log_start_offset == 2
+
+
+def test_partitions_spread_over_log_dirs_and_delete(tmp_path: Path, clock: FakeClock) -> None:
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    logs = manager(dirs, clock)
+    for partition in range(4):
+        logs.get_or_create("t", partition)
+    assert sorted(p.name for p in dirs[0].iterdir() if p.is_dir()) == ["t-0", "t-2"]
+    assert sorted(p.name for p in dirs[1].iterdir() if p.is_dir()) == ["t-1", "t-3"]
+    assert logs.delete("t", 1) and not logs.delete("t", 1)
+    assert not (dirs[1] / "t-1").exists()
+    assert read_offset_checkpoint(dirs[1] / "log-start-offset-checkpoint") == {("t", 3): 0}
+    (dirs[0] / "t-9.abc-delete").mkdir()
+    logs.close()
+    assert sorted(manager(dirs, clock).all_logs()) == [("t", 0), ("t", 2), ("t", 3)]
+    assert not (dirs[0] / "t-9.abc-delete").exists()
+
+
+def test_configs_apply_per_topic(tmp_path: Path, clock: FakeClock) -> None:
+    logs = manager([tmp_path], clock)
+    log = logs.get_or_create("t", 0, LogConfig(retention_ms=5))
+    assert log.config.retention_ms == 5
+    logs.get_or_create("t", 0, LogConfig(retention_ms=6))
+    assert log.config.retention_ms == 6
+    logs.close()
+    reloaded = LogManager([tmp_path], LogConfig(), clock=clock)
+    reloaded.load({"t": LogConfig(retention_ms=7)})
+    reloaded_log = reloaded.get("t", 0)
+    assert reloaded_log is not None and reloaded_log.config.retention_ms == 7
+
+
+def test_periodic_hooks(tmp_path: Path, clock: FakeClock) -> None:
+    logs = manager([tmp_path], clock, retention_ms=1000, flush_messages=2, file_delete_delay_ms=0)
+    log = logs.get_or_create("t", 0)
+    log.append_as_leader(batch(1), 0)
+    assert logs.logs_due_for_flush(clock.now_ms) == []
+    log.append_as_leader(batch(1), 0)
+    assert logs.logs_due_for_flush(clock.now_ms) == [log]
+    log.flush()
+    assert log.recovery_point == 2 and logs.logs_due_for_flush(clock.now_ms) == []
+    log.roll()
+    log.append_as_leader(batch(1), 0)
+    clock.advance(5000)
+    assert logs.enforce_retention(clock.now_ms) == 1
+    logs.delete_expired_files(clock.now_ms)
+    segment_files = sorted(p.name for p in log.directory.iterdir() if p.name.startswith("0"))
+    assert segment_files == [f"{2:020d}{suffix}" for suffix in (".index", ".log", ".timeindex")]
