@@ -24,6 +24,7 @@ class LogConfig:
     """Immutable settings of one partition log; replace the whole object to change it.
 
     Field ``x_y`` corresponds to Kafka topic config ``x.y``; every default is Kafka's.
+    Frozen, so one instance is safely shared by many logs and threads.
     """
 
     segment_bytes: int = 1024 * 1024 * 1024

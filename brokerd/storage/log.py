@@ -47,6 +47,9 @@ from brokerd.storage.validation import validate_record_set
 logger = logging.getLogger(__name__)
 
 SNAPSHOTS_KEPT = 2
+# Kafka's broker default producer.id.expiration.ms: an idempotent producer silent for a
+# day is forgotten, bounding the state kept for producers that went away.
+PRODUCER_ID_EXPIRATION_MS = 24 * 3600 * 1000
 
 
 class Log:
@@ -62,13 +65,16 @@ class Log:
         high_watermark: int = 0,
         clean_shutdown: bool = False,
         clock: Callable[[], float] = time.time,
+        producer_id_expiration_ms: int = PRODUCER_ID_EXPIRATION_MS,
     ) -> None:
         self.directory = directory
+        self.producer_id_expiration_ms = producer_id_expiration_ms
         self.config = config
         self._clock = clock
         self._lock = threading.Lock()
-        # Single-replica partitions expose everything appended; replication sets False
-        # and drives ``high_watermark`` itself.
+        # True: the high watermark is the log end (a single-replica partition exposes
+        # everything appended). Replication sets False and drives ``high_watermark``,
+        # which then starts from the checkpointed value.
         self.high_watermark_follows_log_end = True
         directory.mkdir(parents=True, exist_ok=True)
         self._segments = log_loader.load_segments(
@@ -110,6 +116,8 @@ class Log:
 
     @property
     def high_watermark(self) -> int:
+        if self.high_watermark_follows_log_end:
+            return self.log_end_offset
         return self._high_watermark
 
     @high_watermark.setter
@@ -194,8 +202,6 @@ class Log:
             self._producers.update(header)
             self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
             self._appended_messages += header.records_count
-        if self.high_watermark_follows_log_end:
-            self._high_watermark = self.log_end_offset
 
     def _maybe_roll(self, size: int, base_offset: int, last_offset: int, now_ms: int) -> LogSegment:
         """The segment to append to, rolling first when Kafka would: the data would push
@@ -298,11 +304,11 @@ class Log:
         """DeleteRecords: move the log start to ``offset`` (-1 = high watermark), which
         must not pass the high watermark; whole segments below it are deleted."""
         if offset < 0:
-            offset = self._high_watermark
-        if offset > self._high_watermark:
+            offset = self.high_watermark
+        if offset > self.high_watermark:
             raise OffsetOutOfRangeError(
                 f"cannot delete records before {offset}: above high watermark "
-                f"{self._high_watermark}"
+                f"{self.high_watermark}"
             )
         if offset > self._log_start:
             self._advance_log_start(offset)
@@ -311,8 +317,10 @@ class Log:
 
     def enforce_retention(self, now_ms: int) -> int:
         """Delete old segments by ``retention.ms`` and ``retention.bytes`` (only with
-        cleanup.policy delete) and those wholly below the log start. Returns the number
-        deleted. Never deletes the active segment or data above the high watermark."""
+        cleanup.policy delete) and those wholly below the log start, and forget expired
+        producers. Returns the number of segments deleted. Never deletes the active
+        segment or data above the high watermark."""
+        self._producers.expire(now_ms, self.producer_id_expiration_ms)
         deleted = 0
         if self.config.deletes_old_segments and self.config.retention_ms >= 0:
             cutoff = now_ms - self.config.retention_ms
@@ -343,7 +351,7 @@ class Log:
                 segment = self._segments.first
                 next_base = self._segments.next_base_after(segment)
                 assert next_base is not None
-                if next_base > self._high_watermark or not should_delete(segment, next_base):
+                if next_base > self.high_watermark or not should_delete(segment, next_base):
                     break
                 self._segments.remove(segment)
                 self._schedule_delete(segment)

@@ -65,7 +65,16 @@ def load_segments(
             segments.remove(segment)
             segment.delete()
     if not len(segments):
-        segments.add(_open_segment(directory, initial_offset, config, now_ms))
+        segments.add(
+            LogSegment(
+                directory,
+                initial_offset,
+                config.index_interval_bytes,
+                config.segment_index_bytes,
+                active=True,
+                created_ms=now_ms,
+            )
+        )
     for segment in segments.snapshot()[:-1]:
         segment.seal()  # trims indexes that a rebuild or recovery preallocated
     segments.active.make_active(config.segment_index_bytes)

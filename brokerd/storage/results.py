@@ -1,4 +1,7 @@
-"""Values the log hands to request handlers: what an append did, and where to read."""
+"""Values the log hands to request handlers: what an append did, and where to read.
+
+All are frozen dataclasses, safe to pass between threads (e.g. to a sendfile worker).
+"""
 
 from __future__ import annotations
 

@@ -33,7 +33,9 @@ def validate_record_set(
     """(position, header) of every batch in ``records``, or raise a StorageError.
 
     ``from_client`` adds the checks Kafka applies to producer data only: at least one
-    record, a dense offset delta, and no control batches (those are the broker's own).
+    record, a dense offset delta, no control batches (those are the broker's own), and
+    the CreateTime window (a follower must not refuse what its leader accepted because
+    the two clocks differ).
     """
     total = len(records)
     if total == 0:
@@ -54,8 +56,8 @@ def validate_record_set(
             )
         if from_client:
             _check_client_batch(header)
-        if not config.log_append_time:
-            _check_timestamps(header, config, now_ms)
+            if not config.log_append_time:
+                _check_timestamps(header, config, now_ms)
         batches.append((position, header))
         position += header.size_in_bytes
     return batches

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from brokerd.protocol.records import build_batch
+from brokerd.protocol.records import RecordInput, build_batch
 from brokerd.storage import Log, LogConfig
 
 NOW_MS = 1_700_000_000_000
@@ -40,7 +40,9 @@ def batch(
     base_sequence: int = -1,
 ) -> memoryview:
     """A CreateTime batch of ``count`` records, timestamps ``timestamp`` .. +count-1."""
-    records = [(b"k", bytes([i % 256]) * value_size, [], timestamp + i) for i in range(count)]
+    records: list[RecordInput] = [
+        (b"k", bytes([i % 256]) * value_size, [], timestamp + i) for i in range(count)
+    ]
     return memoryview(
         build_batch(
             records,

@@ -2,15 +2,16 @@ from collections.abc import Callable
 
 import pytest
 
-from brokerd.storage import InvalidProducerEpochError, Log, OutOfOrderSequenceError
+from brokerd.storage import AppendResult, InvalidProducerEpochError, Log, OutOfOrderSequenceError
+from brokerd.storage.log import PRODUCER_ID_EXPIRATION_MS
 
-from .conftest import batch
+from .conftest import FakeClock, batch
 from .helpers import offsets, read_all
 
 OpenLog = Callable[..., Log]
 
 
-def produce(log: Log, sequence: int, epoch: int = 0, count: int = 2, pid: int = 42):  # type: ignore[no-untyped-def]
+def produce(log: Log, sequence: int, epoch: int = 0, count: int = 2, pid: int = 42) -> AppendResult:
     data = batch(count, producer_id=pid, producer_epoch=epoch, base_sequence=sequence)
     return log.append_as_leader(data, leader_epoch=0)
 
@@ -81,3 +82,13 @@ def test_snapshot_plus_replay_of_later_batches(open_log: OpenLog) -> None:
     reopened = open_log(clean_shutdown=False)
     assert produce(reopened, 2).duplicate
     assert produce(reopened, 2, pid=43).duplicate
+
+
+def test_idle_producers_expire(open_log: OpenLog, clock: FakeClock) -> None:
+    log = open_log()
+    produce(log, 0)
+    log.enforce_retention(clock.now_ms + PRODUCER_ID_EXPIRATION_MS)
+    assert log.producer_state(42) is not None
+    log.enforce_retention(clock.now_ms + PRODUCER_ID_EXPIRATION_MS + 2)  # max ts is now + 1
+    assert log.producer_state(42) is None
+    assert not produce(log, 77).duplicate  # unknown again: any sequence is accepted

@@ -58,8 +58,8 @@ def test_log_start_offsets_survive_restart(tmp_path: Path, clock: FakeClock) -> 
         log.append_as_leader(batch(1), 0)
     log.delete_records_before(2)
     logs.close()
-    log = manager([tmp_path], clock).get("t", 0)
-    assert log is not None and log.log_start_offset == 2
+    reloaded = manager([tmp_path], clock).get("t", 0)
+    assert reloaded is not None and reloaded.log_start_offset == 2
 
 
 def test_partitions_spread_over_log_dirs_and_delete(tmp_path: Path, clock: FakeClock) -> None:
