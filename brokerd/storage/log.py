@@ -92,6 +92,7 @@ class Log:
         self._appended_messages = 0
         self._flushed_messages = 0
         self._last_flush_ms = self._now_ms()
+        self._truncations = 0  # lets a concurrent flush notice that its target vanished
         self._recovery_point = min(recovery_point, end)
         if clean_shutdown:
             self._recovery_point = end
@@ -209,7 +210,7 @@ class Log:
         index is full, or ``last_offset`` does not fit the segment's relative offsets."""
         active = self._segments.active
         if active.size == 0:
-            must_roll = not active.can_hold_offset(last_offset) or base_offset < active.base_offset
+            must_roll = not active.can_hold_offset(last_offset)
         else:
             must_roll = (
                 active.size + size > self.config.segment_bytes
@@ -412,6 +413,7 @@ class Log:
             end = self.log_end_offset
             self._recovery_point = min(self._recovery_point, end)
             self._high_watermark = min(self._high_watermark, end)
+            self._truncations += 1
         self.leader_epoch_cache.truncate_from_end(end)
         log_loader.delete_snapshots(self.directory, lambda snapshot: snapshot <= end)
         self._producers = log_loader.load_producer_state(self.directory, self._segments, end)
@@ -441,6 +443,7 @@ class Log:
         with self._lock:
             target = self.log_end_offset
             messages = self._appended_messages
+            truncations = self._truncations
             dirty = [
                 segment
                 for segment in self._segments.snapshot()
@@ -452,7 +455,8 @@ class Log:
             except ValueError:
                 pass  # closed meanwhile: its segment was deleted and needs no durability
         with self._lock:
-            self._recovery_point = max(self._recovery_point, target)
+            if truncations == self._truncations:  # else offsets below target were rewritten
+                self._recovery_point = max(self._recovery_point, target)
             self._flushed_messages = max(self._flushed_messages, messages)
             self._last_flush_ms = self._now_ms()
 

@@ -141,7 +141,9 @@ class LogSegment:
         return self._bytes_since_index_entry > self.index_interval_bytes
 
     def _index_batch(self, position: int, header: BatchHeader) -> None:
-        if self._needs_index_entry():
+        # The log rolls before an index fills; should one record set still fill it, the
+        # remaining batches go unindexed (lookups scan further) rather than failing.
+        if self._needs_index_entry() and not self.is_full():
             self.offset_index.append(header.base_offset, position)
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
             self._bytes_since_index_entry = 0
