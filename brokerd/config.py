@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
 
 class ConfigError(ValueError):
@@ -120,11 +119,12 @@ def parse_listeners(value: str, key: str = "listeners") -> tuple[Endpoint, ...]:
     """``NAME://host:port[,NAME://host:port…]`` -> endpoints (names must be unique)."""
     endpoints: list[Endpoint] = []
     for item in filter(None, (part.strip() for part in value.split(","))):
-        parsed = urlsplit(item)
-        if not parsed.scheme or parsed.port is None:
+        # Not urllib: listener names such as SASL_SSL are not valid URL schemes.
+        name, separator, address = item.partition("://")
+        host, _, port = address.rpartition(":")
+        if not name or not separator or not port.isdigit():
             raise ConfigError(f"{key}: {item!r} is not NAME://host:port")
-        endpoints.append(Endpoint(parsed.scheme.upper(), parsed.hostname or "0.0.0.0",
-                                  parsed.port))
+        endpoints.append(Endpoint(name.upper(), host.strip("[]") or "0.0.0.0", int(port)))
     names = [endpoint.name for endpoint in endpoints]
     if not endpoints or len(set(names)) != len(names):
         raise ConfigError(f"{key}: need at least one listener and unique names, got {value!r}")

@@ -1,0 +1,65 @@
+"""brokerd.config: properties parsing, listeners, log defaults, flag precedence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from brokerd.__main__ import build_parser, config_from_args
+from brokerd.config import ConfigError, Endpoint, build_config, parse_listeners, parse_properties
+
+REQUIRED = {"broker.id": "1", "listeners": "PLAINTEXT://127.0.0.1:9092",
+            "zookeeper.connect": "zk:2181/kafkasaas", "log.dirs": "/a,/b"}
+
+
+def test_parse_properties_formats_and_comments() -> None:
+    text = "# comment\n! also\n\n a = 1 \nb: two\nc=x=y\nurl=PLAINTEXT://h:1\n"
+    assert parse_properties(text) == {"a": "1", "b": "two", "c": "x=y", "url": "PLAINTEXT://h:1"}
+
+
+@pytest.mark.parametrize("text", ["novalue\n", "a=1 \\\n"])
+def test_parse_properties_rejects_what_it_cannot_read(text: str) -> None:
+    with pytest.raises(ConfigError, match="line 1"):
+        parse_properties(text)
+
+
+def test_listeners() -> None:
+    assert parse_listeners("plaintext://127.0.0.1:9092, SASL_SSL://:9292") == (
+        Endpoint("PLAINTEXT", "127.0.0.1", 9092), Endpoint("SASL_SSL", "0.0.0.0", 9292))
+    for bad in ("127.0.0.1:9092", "PLAINTEXT://h", "A://h:1,A://h:2", ""):
+        with pytest.raises(ConfigError):
+            parse_listeners(bad)
+
+
+def test_defaults_and_log_defaults_with_units() -> None:
+    config = build_config({**REQUIRED, "log.retention.hours": "2", "log.retention.minutes": "3",
+                           "log.segment.bytes": "1048576", "log.roll.hours": "1"})
+    assert config.log_dirs == (Path("/a"), Path("/b"))
+    assert config.auto_create_topics_enable and config.num_partitions == 1
+    assert config.socket_request_max_bytes == 104_857_600
+    # the finer unit wins, as in Kafka
+    assert config.log_defaults == {"retention.ms": "180000", "segment.bytes": "1048576",
+                                   "segment.ms": "3600000"}
+    assert config.advertised == config.listeners
+
+
+@pytest.mark.parametrize("change", [{"broker.id": "-1"}, {"broker.id": "x"},
+                                    {"num.partitions": "0"}, {"log.dirs": ""},
+                                    {"auto.create.topics.enable": "yes"},
+                                    {"socket.fetch.transfer": "mmap"}])
+def test_invalid_values_are_rejected(change: dict[str, str]) -> None:
+    with pytest.raises(ConfigError):
+        build_config({**REQUIRED, **change})
+
+
+def test_flags_override_the_file(tmp_path: Path) -> None:
+    properties = tmp_path / "server.properties"
+    properties.write_text("broker.id=7\nlisteners=PLAINTEXT://h:1\nzookeeper.connect=z:1\n"
+                          "log.dirs=/x\nnum.partitions=3\nauto.create.topics.enable=false\n")
+    args = build_parser().parse_args(["serve", "--config", str(properties), "--broker-id", "2",
+                                      "--metrics-port", "9102"])
+    config = config_from_args(args)
+    assert (config.broker_id, config.num_partitions, config.metrics_port) == (2, 3, 9102)
+    assert not config.auto_create_topics_enable
+    assert config.listeners == (Endpoint("PLAINTEXT", "h", 1),)

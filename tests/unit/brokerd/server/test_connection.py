@@ -1,0 +1,173 @@
+"""Connection framing and ordering with a fake transport (no sockets)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from typing import Any
+
+import pytest
+
+from brokerd.protocol import ProtocolError
+from brokerd.server import connection as connection_module
+from brokerd.server.connection import Connection
+
+
+class FakeTransport:
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.reading = True
+        self.aborted = False
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return ("10.1.2.3", 4567) if name == "peername" else default
+
+    def write(self, data: bytes) -> None:
+        self.written.append(bytes(data))
+
+    def pause_reading(self) -> None:
+        self.reading = False
+
+    def resume_reading(self) -> None:
+        self.reading = True
+
+    def abort(self) -> None:
+        self.aborted = True
+
+    def set_write_buffer_limits(self, high: int = 0, low: int = 0) -> None:
+        pass
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
+def frame(payload: bytes) -> bytes:
+    return struct.pack(">i", len(payload)) + payload
+
+
+class Harness:
+    """A connection whose processor echoes ``b"re:" + frame`` (or what a test decides)."""
+
+    def __init__(self, max_request_bytes: int = 1 << 20) -> None:
+        from brokerd.server.transfer import ResponseWriter
+
+        self.seen: list[bytes] = []
+        self.transport = FakeTransport()
+        self.connection = Connection(self.process, "PLAINTEXT", max_request_bytes,
+                                     lambda t: ResponseWriter(t, "pread"))
+        self.connection.connection_made(self.transport)  # type: ignore[arg-type]
+
+    async def process(self, connection: Connection, data: memoryview) -> list[Any] | None:
+        payload = bytes(data)
+        self.seen.append(payload)
+        if payload.startswith(b"slow"):
+            await asyncio.sleep(0.05)
+        if payload.startswith(b"bad"):
+            raise ProtocolError("cannot parse")
+        if payload.startswith(b"silent"):
+            return None
+        return [b"re:", payload]
+
+    def feed(self, data: bytes, chunk: int) -> None:
+        for start in range(0, len(data), chunk):
+            piece = data[start : start + chunk]
+            while piece:
+                buffer = self.connection.get_buffer(len(piece))
+                n = min(len(buffer), len(piece))
+                buffer[:n] = piece[:n]
+                self.connection.buffer_updated(n)
+                piece = piece[n:]
+
+    async def settle(self) -> None:
+        await asyncio.sleep(0)
+        await self.connection.drain()
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 4096, 1 << 20])
+def test_frames_split_anywhere_are_reassembled_in_order(chunk: int) -> None:
+    async def scenario() -> Harness:
+        harness = Harness()
+        payloads = [b"slow-first", b"x" * 50_000, b"", b"silent", b"last"]
+        harness.feed(b"".join(frame(p) for p in payloads), chunk)
+        await harness.settle()
+        return harness
+
+    harness = asyncio.run(scenario())
+    assert harness.seen == [b"slow-first", b"x" * 50_000, b"", b"silent", b"last"]
+    # responses in request order; the slow first one did not let the others overtake it;
+    # "silent" (acks=0) produced nothing
+    assert b"".join(harness.transport.written) == (
+        b"re:slow-first" + b"re:" + b"x" * 50_000 + b"re:" + b"re:last")
+
+
+def test_large_frame_gets_its_own_buffer_filled_in_place() -> None:
+    async def scenario() -> Harness:
+        harness = Harness()
+        harness.feed(frame(b"y" * 100_000)[:1000], 1000)
+        buffer = harness.connection.get_buffer(-1)
+        assert len(buffer) == 100_000 + 4 - 1000  # exactly the rest of the frame
+        harness.feed(frame(b"y" * 100_000)[1000:], 1 << 20)
+        await harness.settle()
+        return harness
+
+    assert asyncio.run(scenario()).seen == [b"y" * 100_000]
+
+
+@pytest.mark.parametrize("size", [-1, 1025])
+def test_bad_size_closes_before_buffering(size: int, caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario() -> Harness:
+        harness = Harness(max_request_bytes=1024)
+        harness.feed(struct.pack(">i", size), 4)
+        await harness.settle()
+        return harness
+
+    with caplog.at_level(logging.WARNING):
+        harness = asyncio.run(scenario())
+    assert harness.transport.aborted and harness.seen == []
+    assert "10.1.2.3:4567" in caplog.text and "framing error" in caplog.text
+
+
+def test_malformed_request_closes_and_stops_processing(caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario() -> Harness:
+        harness = Harness()
+        harness.feed(frame(b"bad") + frame(b"after"), 1 << 20)
+        await harness.settle()
+        return harness
+
+    with caplog.at_level(logging.WARNING):
+        harness = asyncio.run(scenario())
+    assert harness.transport.aborted
+    assert harness.seen == [b"bad"]
+    assert harness.transport.written == []
+    assert "malformed request" in caplog.text and "10.1.2.3:4567" in caplog.text
+
+
+def test_mute_pauses_reading_until_every_reason_is_gone() -> None:
+    async def scenario() -> Harness:
+        harness = Harness()
+        harness.connection.mute_for(0.05)
+        harness.connection.pause("backlog")
+        assert not harness.transport.reading
+        await asyncio.sleep(0.1)
+        assert not harness.transport.reading  # quota mute over, backlog still holds
+        harness.connection.resume("backlog")
+        assert harness.transport.reading
+        return harness
+
+    asyncio.run(scenario())
+
+
+def test_backlog_of_pipelined_requests_pauses_reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection_module, "MAX_QUEUED_FRAMES", 4)
+
+    async def scenario() -> tuple[bool, Harness]:
+        harness = Harness()
+        harness.feed(b"".join(frame(b"slow%d" % i) for i in range(6)), 1 << 20)
+        paused = not harness.transport.reading
+        await harness.settle()
+        return paused, harness
+
+    paused, harness = asyncio.run(scenario())
+    assert paused and harness.transport.reading
+    assert len(harness.seen) == 6

@@ -1,0 +1,80 @@
+"""Pure parts of the handlers and of topic administration."""
+
+from __future__ import annotations
+
+import pytest
+
+from brokerd.coordination.znodes import BrokerRegistration
+from brokerd.protocol import SCHEMA_VERSIONS, ApiKey, ErrorCode
+from brokerd.server.handlers import API_TABLE, api_versions
+from brokerd.server.handlers.fetch import epoch_error
+from brokerd.server.handlers.incremental_alter_configs import (
+    APPEND,
+    DELETE,
+    SET,
+    SUBTRACT,
+    apply_operations,
+)
+from brokerd.server.handlers.metadata import endpoint_for
+from brokerd.server.topic_admin import plan_new_topic, validate_topic_name
+
+
+def test_api_versions_advertises_exactly_the_required_table_within_the_codec() -> None:
+    required = {
+        ApiKey.API_VERSIONS: (0, 3), ApiKey.METADATA: (1, 12), ApiKey.PRODUCE: (3, 10),
+        ApiKey.FETCH: (4, 12), ApiKey.LIST_OFFSETS: (1, 7), ApiKey.CREATE_TOPICS: (0, 7),
+        ApiKey.DELETE_TOPICS: (0, 6), ApiKey.CREATE_PARTITIONS: (0, 3),
+        ApiKey.DESCRIBE_CONFIGS: (0, 4), ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+        ApiKey.INIT_PRODUCER_ID: (0, 4), ApiKey.DESCRIBE_CLUSTER: (0, 1),
+        ApiKey.DELETE_RECORDS: (0, 2),
+    }
+    body = api_versions.response_body()
+    advertised = {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}
+    assert advertised == required
+    for key, (low, high) in advertised.items():
+        codec_low, codec_high = SCHEMA_VERSIONS[ApiKey(key)]
+        assert codec_low <= low and high <= codec_high
+    assert set(API_TABLE) == set(required)
+
+
+@pytest.mark.parametrize(("requested", "current", "expected"), [
+    (-1, 5, ErrorCode.NONE), (5, 5, ErrorCode.NONE),
+    (4, 5, ErrorCode.FENCED_LEADER_EPOCH), (6, 5, ErrorCode.UNKNOWN_LEADER_EPOCH)])
+def test_epoch_error(requested: int, current: int, expected: ErrorCode) -> None:
+    assert epoch_error(requested, current) == expected
+
+
+def test_apply_operations() -> None:
+    current = {"retention.ms": "1", "cleanup.policy": "delete"}
+    ops = [{"name": "retention.ms", "config_operation": DELETE, "value": None},
+           {"name": "cleanup.policy", "config_operation": APPEND, "value": "compact"},
+           {"name": "segment.bytes", "config_operation": SET, "value": "2048"},
+           {"name": "x.list", "config_operation": SUBTRACT, "value": "b"}]
+    assert apply_operations(current, ops, {"x.list": "a,b,c"}) == {
+        "cleanup.policy": "delete,compact", "segment.bytes": "2048", "x.list": "a,c"}
+    with pytest.raises(ValueError):
+        apply_operations({}, [{"name": "a", "config_operation": 9, "value": "1"}], {})
+
+
+def test_endpoint_for_picks_the_request_listener() -> None:
+    registration = BrokerRegistration(1, "h", 9092, ("PLAINTEXT://h:9092", "SASL_SSL://s:9292"))
+    assert endpoint_for(registration, "SASL_SSL") == ("s", 9292)
+    assert endpoint_for(registration, "SSL") is None
+    assert endpoint_for(BrokerRegistration(2, "old", 1), "PLAINTEXT") == ("old", 1)
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a" * 250, "bad name", "ü"])
+def test_illegal_topic_names(name: str) -> None:
+    assert validate_topic_name(name).error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+
+
+def test_plan_new_topic() -> None:
+    result, replicas = plan_new_topic([1, 2, 3], 4, 2, {})
+    assert result.ok and replicas == {0: (1, 2), 1: (2, 3), 2: (3, 1), 3: (1, 2)}
+    assert plan_new_topic([1], 1, 2, {})[0].error_code == ErrorCode.INVALID_REPLICATION_FACTOR
+    assert plan_new_topic([1], 0, 1, {})[0].error_code == ErrorCode.INVALID_PARTITIONS
+    assert plan_new_topic([1, 2], -5, -5, {0: [2], 1: [1]}) == (
+        plan_new_topic([1], 1, 1, {})[0], {0: (2,), 1: (1,)})
+    for bad in ({1: [1]}, {0: [1, 1]}, {0: [9]}, {0: []}):
+        assert plan_new_topic([1], 1, 1, bad)[0].error_code == (
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT)

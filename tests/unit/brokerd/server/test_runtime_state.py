@@ -1,0 +1,59 @@
+"""MetadataCache waiting/queries and the producer-id allocator."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from brokerd.coordination.znodes import BrokerRegistration, PartitionState, ProducerIdBlock, TopicMetadata
+from brokerd.server.metadata_cache import MetadataCache
+from brokerd.server.producer_ids import ProducerIdAllocator
+
+
+def topic(name: str, leaders: dict[int, int]) -> TopicMetadata:
+    return TopicMetadata(name, uuid.uuid4(), {p: (leader,) for p, leader in leaders.items()},
+                         {p: PartitionState(leader, 0, (leader,)) for p, leader in leaders.items()})
+
+
+def test_wait_until_wakes_on_update_and_times_out() -> None:
+    async def scenario() -> tuple[bool, bool]:
+        cache = MetadataCache(broker_id=1)
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.02, cache.put_topic, "t", topic("t", {0: 1}))
+        arrived = await cache.wait_until(lambda: cache.has_leaders("t"), timeout=2)
+        missing = await cache.wait_until(lambda: cache.topic("never") is not None, timeout=0.05)
+        return arrived, missing
+
+    assert asyncio.run(scenario()) == (True, False)
+
+
+def test_leaders_must_be_alive_and_controller_defaults_to_self() -> None:
+    cache = MetadataCache(broker_id=1)
+    cache.put_topic("t", topic("t", {0: 1, 1: 2}))
+    assert not cache.has_leaders("t")  # broker 2 is not registered
+    cache.put_brokers({2: BrokerRegistration(2, "h", 1)})
+    assert cache.has_leaders("t")
+    assert cache.effective_controller() == 1
+    cache.put_controller(2)
+    assert cache.effective_controller() == 2
+    metadata = cache.topic("t")
+    assert metadata is not None and cache.topic_by_id(metadata.topic_id) is metadata
+    cache.put_topic("t", None)
+    assert cache.topic("t") is None
+
+
+def test_producer_ids_are_handed_out_per_block() -> None:
+    blocks = iter([ProducerIdBlock(1, 0, 2), ProducerIdBlock(1, 10, 11)])
+    claims = []
+
+    async def claim() -> ProducerIdBlock:
+        block = next(blocks)
+        claims.append(block)
+        return block
+
+    async def scenario() -> list[int]:
+        allocator = ProducerIdAllocator(claim)
+        return list(await asyncio.gather(*(allocator.next_id() for _ in range(5))))
+
+    assert asyncio.run(scenario()) == [0, 1, 2, 10, 11]
+    assert len(claims) == 2
