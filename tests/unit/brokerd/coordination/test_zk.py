@@ -1,0 +1,130 @@
+"""ZkCoordinator against the session's real ZooKeeper (a private chroot per test)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any
+
+from kazoo.client import KazooClient
+
+from brokerd.coordination import znodes
+from brokerd.coordination.zk import TopicExistsError, ZkCoordinator
+from brokerd.coordination.znodes import BrokerRegistration, TopicMetadata
+
+
+class Events:
+    """Records what the coordinator posts to the loop."""
+
+    def __init__(self) -> None:
+        self.topics: dict[str, TopicMetadata | None] = {}
+        self.brokers: dict[int, BrokerRegistration] = {}
+        self.controller = -1
+        self.changed = asyncio.Event()
+
+    def topic_changed(self, name: str, metadata: TopicMetadata | None) -> None:
+        self.topics[name] = metadata
+        self.changed.set()
+
+    def brokers_changed(self, brokers: dict[int, BrokerRegistration]) -> None:
+        self.brokers = brokers
+        self.changed.set()
+
+    def controller_changed(self, controller_id: int) -> None:
+        self.controller = controller_id
+        self.changed.set()
+
+    async def until(self, predicate: Any, timeout: float = 5.0) -> None:
+        async def poll() -> None:
+            while not predicate():
+                self.changed.clear()
+                await self.changed.wait()
+        await asyncio.wait_for(poll(), timeout)
+
+
+def coordinator(connect: str, broker_id: int, events: Events, port: int = 9092
+                ) -> ZkCoordinator:
+    registration = BrokerRegistration(broker_id, "127.0.0.1", port,
+                                      (f"PLAINTEXT://127.0.0.1:{port}",))
+    return ZkCoordinator(connect, registration, events, asyncio.get_running_loop(),
+                         session_timeout_s=6)
+
+
+def test_register_elect_create_and_delete_topics(zk_connect: str, zk: KazooClient) -> None:
+    async def scenario() -> None:
+        events = Events()
+        first = coordinator(zk_connect + "/nested", 1, events)
+        await first.start()
+        await events.until(lambda: 1 in events.brokers and events.controller == 1)
+        assert first.is_controller and first.cluster_id
+        await first.create_topic("t", {0: (1,), 1: (1,)}, {"retention.ms": "5"}, uuid.uuid4())
+        await events.until(lambda: events.topics.get("t") is not None
+                           and len(events.topics["t"].states) == 2)  # type: ignore[union-attr]
+        metadata = events.topics["t"]
+        assert metadata is not None and metadata.config == {"retention.ms": "5"}
+        assert metadata.states[1].leader == 1 and metadata.states[1].isr == (1,)
+        try:
+            await first.create_topic("t", {0: (1,)}, {}, uuid.uuid4())
+            raise AssertionError("duplicate create must fail")
+        except TopicExistsError:
+            pass
+        await first.set_topic_config("t", {"retention.ms": "9"})
+        await events.until(lambda: events.topics["t"].config == {  # type: ignore[union-attr]
+            "retention.ms": "9"})
+        await first.set_partitions("t", {2: (1,)})
+        await events.until(lambda: len(events.topics["t"].states) == 3)  # type: ignore
+        await first.delete_topic("t")
+        await events.until(lambda: events.topics["t"] is None)
+        await first.close()
+
+    asyncio.run(scenario())
+    nested = "/nested"
+    assert zk.exists(nested + "/brokers/ids/1") is None  # deregistered on close
+    assert json.loads(zk.get(nested + "/controller_epoch")[0]) == 1
+
+
+def test_topics_written_by_others_are_picked_up(zk_connect: str, zk: KazooClient) -> None:
+    async def scenario() -> None:
+        events = Events()
+        broker = coordinator(zk_connect, 1, events)
+        await broker.start()
+        assignment = znodes.TopicAssignment(uuid.uuid4(), {0: (1,)})
+        zk.create("/brokers/topics/external", assignment.encode())
+        await events.until(lambda: events.topics.get("external") is not None
+                           and 0 in events.topics["external"].states)  # type: ignore
+        # a request through /admin/delete_topics is executed by the controller
+        zk.create("/admin/delete_topics/external")
+        await events.until(lambda: events.topics["external"] is None)
+        await broker.close()
+
+    asyncio.run(scenario())
+    assert zk.exists("/admin/delete_topics/external") is None
+
+
+def test_second_broker_and_stale_registration(zk_connect: str, zk: KazooClient) -> None:
+    stale = BrokerRegistration(2, "127.0.0.1", 9093, ("PLAINTEXT://127.0.0.1:9093",))
+    other = KazooClient(hosts=zk_connect)
+    other.start()
+    other.create("/brokers/ids/2", stale.encode(0), ephemeral=True, makepath=True)
+
+    async def scenario() -> list[znodes.ProducerIdBlock]:
+        events_1, events_2 = Events(), Events()
+        first = coordinator(zk_connect, 1, events_1)
+        await first.start()
+        # broker 2's crashed predecessor still holds the node: same endpoints -> replaced
+        second = coordinator(zk_connect, 2, events_2, port=9093)
+        await second.start()
+        await events_1.until(lambda: set(events_1.brokers) == {1, 2})
+        assert events_2.controller == 1 and not second.is_controller
+        blocks = [await first.allocate_producer_id_block(),
+                  await second.allocate_producer_id_block(),
+                  await first.allocate_producer_id_block()]
+        await first.close()
+        await events_2.until(lambda: events_2.controller == 2)  # failover of the controller
+        await second.close()
+        return blocks
+
+    blocks = asyncio.run(scenario())
+    other.stop()
+    assert [(b.broker_id, b.start) for b in blocks] == [(1, 0), (2, 1000), (1, 2000)]
