@@ -137,6 +137,8 @@ class Broker:
     # ---- CoordinationEvents ----------------------------------------------------------
 
     def topic_changed(self, name: str, metadata: TopicMetadata | None) -> None:
+        if self.shutting_down.is_set():
+            return  # logs are closing; the next start reads ZooKeeper afresh
         previous = self.cache.topic(name)
         self.cache.put_topic(name, metadata)
         if metadata is None:

@@ -175,11 +175,15 @@ class Connection(asyncio.BufferedProtocol):
                 self.resume("backlog")
             try:
                 response = await self._processor(self, frame)
+                if response is not None and self._writer is not None and not self.closed:
+                    await self._writer.write(response)
             except ProtocolError as exc:
                 self.close(f"malformed request: {exc}")
                 return
-            if response is not None and self._writer is not None and not self.closed:
-                await self._writer.write(response)
+            except Exception as exc:  # a bug or an I/O error: lose this connection only
+                log.exception("request from %s failed", self.peer)
+                self.close(f"internal error: {exc!r}")
+                return
 
     async def drain(self) -> None:
         """Wait until every response written so far has left our buffers."""

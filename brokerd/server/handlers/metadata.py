@@ -93,6 +93,9 @@ async def _resolve(broker: Broker, request: Request, wanted: dict[str, Any]
                                                timeout_s=AUTO_CREATE_WAIT_S)
     if result.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION:
         return error_entry(name, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    if result.error_code == ErrorCode.TOPIC_ALREADY_EXISTS:  # another client won the race
+        await broker.cache.wait_until(lambda: broker.cache.has_leaders(name),
+                                      AUTO_CREATE_WAIT_S)
     metadata = broker.cache.topic(name)
     if metadata is None:
         return error_entry(name, ErrorCode.LEADER_NOT_AVAILABLE)
