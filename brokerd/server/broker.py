@@ -142,9 +142,9 @@ class Broker:
         previous = self.cache.topic(name)
         self.cache.put_topic(name, metadata)
         if metadata is None:
-            for hosted in self.replicas.partitions():
-                if hosted.topic == name:
-                    self.replicas.stop_replica(name, hosted.index, delete=True)
+            for gone in self.replicas.partitions():
+                if gone.topic == name:
+                    self.replicas.stop_replica(name, gone.index, delete=True)
             return
         recreated = previous is not None and previous.topic_id != metadata.topic_id
         config = self.log_config_for(metadata.config)

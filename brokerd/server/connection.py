@@ -25,7 +25,7 @@ import logging
 import struct
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from brokerd.protocol import ProtocolError
 from brokerd.server.transfer import ResponseWriter
@@ -88,10 +88,11 @@ class Connection(asyncio.BufferedProtocol):
     # ---- asyncio.BufferedProtocol ----------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]  # uvloop's is no subclass
-        peer = transport.get_extra_info("peername")
+        stream = cast(asyncio.Transport, transport)  # uvloop's class is no subclass of it
+        self.transport = stream
+        peer = stream.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-        self._writer = self._writer_factory(self.transport)
+        self._writer = self._writer_factory(stream)
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self._large is not None:
