@@ -18,6 +18,7 @@ tenant_router.register("api-keys", views.ApiKeyViewSet, basename="api-key")
 tenant_router.register("client-ids", views.ClientIdViewSet, basename="client-id")
 tenant_router.register("topics", views.TopicViewSet, basename="topic")
 tenant_router.register("quotas", TenantQuotaViewSet, basename="tenant-quota")
+tenant_router.register("acls", views.AclViewSet, basename="acl")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),

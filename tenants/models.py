@@ -133,3 +133,49 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+
+class Acl(models.Model):
+    """An allow rule: a principal may perform an operation on a resource (literal or prefix).
+
+    Resource names are the tenant's own (unprefixed); on the wire and in ZooKeeper they carry the
+    tenant's namespace prefix, so a rule can never reach another tenant's resources.
+    """
+
+    TOPIC = "Topic"
+    GROUP = "Group"
+    TRANSACTIONAL_ID = "TransactionalId"
+    CLUSTER = "Cluster"
+    RESOURCE_TYPES = [(TOPIC, "topic"), (GROUP, "consumer group"),
+                      (TRANSACTIONAL_ID, "transactional id"), (CLUSTER, "cluster")]
+    LITERAL = "LITERAL"
+    PREFIXED = "PREFIXED"
+    PATTERN_TYPES = [(LITERAL, "literal"), (PREFIXED, "prefixed")]
+    OPERATIONS = [(op, op.lower()) for op in (
+        "All", "Read", "Write", "Create", "Delete", "Alter", "Describe", "DescribeConfigs",
+        "AlterConfigs", "IdempotentWrite")]
+    CLUSTER_NAME = "kafka-cluster"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="acls")
+    principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="acls")
+    resource_type = models.CharField(max_length=20, choices=RESOURCE_TYPES)
+    pattern_type = models.CharField(max_length=10, choices=PATTERN_TYPES, default=LITERAL)
+    resource_name = models.CharField(max_length=200)
+    operation = models.CharField(max_length=20, choices=OPERATIONS)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(
+            fields=["principal", "resource_type", "pattern_type", "resource_name", "operation"],
+            name="acl_unique_rule")]
+
+    def __str__(self) -> str:
+        resource = f"{self.resource_type}:{self.pattern_type}:{self.resource_name}"
+        return f"{self.principal} {self.operation} {resource}"
+
+    @property
+    def physical_resource_name(self) -> str:
+        """The resource's cluster-wide name: tenant-prefixed, except the cluster itself."""
+        if self.resource_type == self.CLUSTER:
+            return self.CLUSTER_NAME
+        return f"{self.tenant.slug}.{self.resource_name}"

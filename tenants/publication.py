@@ -10,6 +10,7 @@ Each returns human-readable lines describing what it changed (empty: nothing to 
 from __future__ import annotations
 
 import json
+from urllib.parse import unquote
 
 from django.db import transaction
 from kazoo.client import KazooClient
@@ -17,8 +18,8 @@ from kazoo.client import KazooClient
 from quotas.models import QuotaOverride
 
 from . import znodes
-from .models import ApiKey, Tenant, Topic
-from .zookeeper import put, put_config, read, remove
+from .models import Acl, ApiKey, Tenant, Topic
+from .zookeeper import notify_acl_change, put, put_config, read, remove
 
 QUOTA_KEYS = {"producer_byte_rate", "consumer_byte_rate", "request_percentage"}
 
@@ -101,6 +102,43 @@ def sync_topic(zk: KazooClient, physical_name: str) -> list[str]:
     return changes
 
 
+AclResource = tuple[str, str, str]  # (pattern type, resource type, cluster-wide name)
+
+
+def _acl_resource(acl: Acl) -> AclResource:
+    return acl.pattern_type, acl.resource_type, acl.physical_resource_name
+
+
+def sync_acl_resource(zk: KazooClient, resource: AclResource) -> list[str]:
+    """Publish every allow rule on one resource (rules of all tenants' principals on it)."""
+    pattern_type, resource_type, name = resource
+    rows = Acl.objects.select_related("principal__tenant").filter(
+        pattern_type=pattern_type, resource_type=resource_type)
+    if resource_type != Acl.CLUSTER:
+        slug, _, own_name = name.partition(".")
+        rows = rows.filter(tenant__slug=slug, resource_name=own_name)
+    rows = list(rows)
+    path = znodes.acl_znode(*resource)
+    if rows:
+        changed = put(zk, path, znodes.acl_payload([(a.principal.kafka_user, a.operation) for a in rows]))
+    else:
+        changed = remove(zk, path)
+    if changed:
+        notify_acl_change(zk, resource)
+        return [f"{'wrote' if rows else 'removed'} {path}"]
+    return []
+
+
+def _published_acl_resources(zk: KazooClient) -> set[AclResource]:
+    found = set()
+    for pattern in ("literal", "prefixed"):
+        base = f"/acls/{pattern}"
+        for resource_type in zk.get_children(base) if zk.exists(base) else []:
+            for name in zk.get_children(f"{base}/{resource_type}"):
+                found.add((pattern.upper(), resource_type, unquote(name)))
+    return found
+
+
 def _published_entities(zk: KazooClient) -> dict[str, dict[str, str]]:
     """Every config entity under /config/users and /config/clients with its config map."""
     found: dict[str, dict[str, str]] = {}
@@ -145,6 +183,10 @@ def reconcile(zk: KazooClient) -> list[str]:
         changes += [f"removed /config/{path}"] if put_config(zk, path, None) else []
     for path in sorted(quota_paths | stale_quotas):
         changes += sync_quota(zk, path)
+
+    acl_resources = {_acl_resource(a) for a in Acl.objects.select_related("tenant")}
+    for resource in sorted(acl_resources | _published_acl_resources(zk)):
+        changes += sync_acl_resource(zk, resource)
 
     for topic in Topic.objects.select_related("tenant").order_by("id"):
         changes += sync_topic(zk, topic.physical_name)

@@ -20,7 +20,7 @@ from quotas.models import Plan
 
 from . import credentials, tasks
 from .audit import publish_on_commit, record
-from .models import ApiKey, ClientId, Principal, Tenant, Topic
+from .models import Acl, ApiKey, ClientId, Principal, Tenant, Topic
 
 Actor = AbstractBaseUser | AnonymousUser | None
 
@@ -30,6 +30,13 @@ def _unpublish_principal_objects(principal: Principal) -> None:
         publish_on_commit(tasks.publish_api_key, key)
     for path in principal.quota_overrides.values_list("entity_path", flat=True):
         publish_on_commit(tasks.publish_quota, path)
+    for acl in principal.acls.select_related("tenant"):
+        _publish_acl(acl)
+
+
+def _publish_acl(acl: Acl) -> None:
+    publish_on_commit(tasks.publish_acl_resource, acl.pattern_type, acl.resource_type,
+                      acl.physical_resource_name)
 
 
 @transaction.atomic
@@ -62,6 +69,8 @@ def delete_tenant(actor: Actor, tenant: Tenant) -> None:
         _unpublish_principal_objects(principal)
     for topic in tenant.topics.all():
         publish_on_commit(tasks.publish_topic, topic.physical_name)
+    for acl in tenant.acls.select_related("tenant"):
+        _publish_acl(acl)
     for path in tenant.quota_overrides.values_list("entity_path", flat=True):
         publish_on_commit(tasks.publish_quota, path)
     record(actor, None, "tenant.delete", tenant.slug)
@@ -169,3 +178,35 @@ def delete_topic(actor: Actor, topic: Topic) -> None:
     record(actor, topic.tenant, "topic.delete", topic.physical_name)
     publish_on_commit(tasks.publish_topic, topic.physical_name)
     topic.delete()
+
+
+def _check_acl_resource(acl: Acl) -> None:
+    if acl.resource_type == Acl.CLUSTER:
+        if acl.resource_name != Acl.CLUSTER_NAME or acl.pattern_type != Acl.LITERAL:
+            raise ValidationError(
+                {"resource_name": f"the cluster resource is the literal {Acl.CLUSTER_NAME!r}"})
+    elif not acl.resource_name and acl.pattern_type == Acl.LITERAL:
+        raise ValidationError({"resource_name": "a literal resource needs a name (use a prefix '' for all)"})
+
+
+@transaction.atomic
+def grant_acl(actor: Actor, tenant: Tenant, *, principal: Principal, resource_type: str,
+              resource_name: str, operation: str, pattern_type: str = Acl.LITERAL) -> Acl:
+    """Allow ``principal`` to perform ``operation`` on a resource of its tenant."""
+    if principal.tenant_id != tenant.pk:
+        raise ValidationError({"principal": "not a principal of this tenant"})
+    acl = Acl(tenant=tenant, principal=principal, resource_type=resource_type,
+              pattern_type=pattern_type, resource_name=resource_name, operation=operation)
+    _check_acl_resource(acl)
+    acl.full_clean()
+    acl.save()
+    record(actor, tenant, "acl.grant", str(acl))
+    _publish_acl(acl)
+    return acl
+
+
+@transaction.atomic
+def revoke_acl(actor: Actor, acl: Acl) -> None:
+    record(actor, acl.tenant, "acl.revoke", str(acl))
+    _publish_acl(acl)
+    acl.delete()

@@ -51,3 +51,8 @@ def publish_topic(physical_name: str) -> list[str]:
 @shared_task(**RETRY)
 def reconcile() -> list[str]:
     return _report(publication.reconcile(client()))
+
+
+@shared_task(**RETRY)
+def publish_acl_resource(pattern_type: str, resource_type: str, resource_name: str) -> list[str]:
+    return _report(publication.sync_acl_resource(client(), (pattern_type, resource_type, resource_name)))

@@ -113,3 +113,24 @@ def assign_replicas(partitions: int, replication_factor: int, broker_ids: Sequen
         str(p): [brokers[(start + p + r) % n] for r in range(replication_factor)]
         for p in range(partitions)
     }
+
+
+ACL_CHANGES_ZNODE = "/acls/changes"
+ACL_CHANGE_PREFIX = "acl_changes_"
+
+
+def acl_znode(pattern_type: str, resource_type: str, resource_name: str) -> str:
+    """``/acls/<literal|prefixed>/<ResourceType>/<url-encoded cluster-wide name>``."""
+    return f"/acls/{pattern_type.lower()}/{resource_type}/{quote(resource_name, safe='')}"
+
+
+def acl_payload(entries: Sequence[tuple[str, str]]) -> bytes:
+    """Kafka's ACL znode JSON for one resource: (Kafka user, operation) allow entries, any host."""
+    acls = [{"principal": f"User:{user}", "permissionType": "Allow", "operation": operation, "host": "*"}
+            for user, operation in sorted(set(entries))]
+    return encode({"version": 1, "acls": acls})
+
+
+def acl_change_notification(pattern_type: str, resource_type: str, resource_name: str) -> bytes:
+    return encode({"version": 1, "resourceType": resource_type, "name": resource_name,
+                   "patternType": pattern_type})

@@ -75,6 +75,12 @@ def notify_change(zk: KazooClient, entity_path: str) -> None:
               sequence=True, makepath=True)
 
 
+def notify_acl_change(zk: KazooClient, resource: tuple[str, str, str]) -> None:
+    """Tell brokers to reload the ACLs of one resource (they child-watch ``/acls/changes``)."""
+    zk.create(f"{znodes.ACL_CHANGES_ZNODE}/{znodes.ACL_CHANGE_PREFIX}",
+              znodes.acl_change_notification(*resource), sequence=True, makepath=True)
+
+
 def put_config(zk: KazooClient, entity_path: str, config: dict[str, str] | None) -> bool:
     """Publish one entity's config (None = remove it) and notify brokers when it changed.
 

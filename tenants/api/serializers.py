@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from quotas.models import Plan
 
-from ..models import ApiKey, ClientId, Principal, Tenant, Topic
+from ..models import Acl, ApiKey, ClientId, Principal, Tenant, Topic
 
 # Topic configs a tenant may set, with the check each value must pass.
 TOPIC_CONFIGS: dict[str, str] = {
@@ -114,3 +114,14 @@ class TopicUpdateSerializer(serializers.Serializer):
 
     def to_representation(self, instance: Any) -> Any:
         return TopicSerializer(instance).data
+
+
+class AclSerializer(serializers.ModelSerializer):
+    principal = serializers.CharField(source="principal.name")
+    resource_name = serializers.RegexField(r"^[^/\x00-\x1f]{0,200}$", allow_blank=True)
+
+    class Meta:
+        model = Acl
+        fields = ["id", "principal", "resource_type", "pattern_type", "resource_name", "operation",
+                  "created_at"]
+        read_only_fields = ["id", "created_at"]

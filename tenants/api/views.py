@@ -12,7 +12,7 @@ from quotas.models import Plan
 from quotas.services import create_plan, update_plan
 
 from .. import services
-from ..models import ApiKey, ClientId, Principal, Tenant, Topic
+from ..models import Acl, ApiKey, ClientId, Principal, Tenant, Topic
 from . import serializers as s
 from .access import IsOperator, IsOperatorOrReadOnly, call_service, tenant_for, visible_tenants
 
@@ -190,3 +190,24 @@ class TopicViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantOwned
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+
+
+class AclViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantOwnedViewSet):
+    """Allow rules for the tenant's principals on the tenant's topics, groups and ids."""
+
+    serializer_class = s.AclSerializer
+
+    def tenant_queryset(self):  # type: ignore[no-untyped-def]
+        return Acl.objects.filter(tenant=self.tenant).select_related("principal__tenant").order_by("id")
+
+    def create(self, request: Request, tenant_slug: str) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        principal = get_object_or_404(Principal, tenant=self.tenant, name=data.pop("principal")["name"])
+        acl = call_service(services.grant_acl, request.user, self.tenant, principal=principal, **data)
+        return Response(self.get_serializer(acl).data, status=status.HTTP_201_CREATED)
+
+    def destroy(self, request: Request, tenant_slug: str, pk: str) -> Response:
+        call_service(services.revoke_acl, request.user, self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -106,3 +106,18 @@ def test_cluster_quotas_are_operator_only(make_tenant, admin_api, operator_api) 
                                 format="json")
     assert created.status_code == 201, created.content
     assert created.json()["entity_path"] == "users/<default>"
+
+
+def test_acl_validation_and_isolation(make_tenant, admin_api) -> None:  # type: ignore[no-untyped-def]
+    acme, _ = make_tenant("acme"), make_tenant("globex")
+    api = admin_api(acme)
+    api.post("/api/v1/tenants/acme/principals/", {"name": "svc"}, format="json")
+    rule = {"principal": "svc", "resource_type": "Topic", "resource_name": "orders", "operation": "Read"}
+    assert api.post("/api/v1/tenants/acme/acls/", rule, format="json").status_code == 201
+    assert api.post("/api/v1/tenants/acme/acls/", rule, format="json").status_code == 400  # duplicate
+    bad_op = api.post("/api/v1/tenants/acme/acls/", {**rule, "operation": "Steal"}, format="json")
+    assert bad_op.status_code == 400 and "operation" in bad_op.json()
+    bad_cluster = api.post("/api/v1/tenants/acme/acls/",
+                           {**rule, "resource_type": "Cluster", "resource_name": "x"}, format="json")
+    assert bad_cluster.status_code == 400 and "resource_name" in bad_cluster.json()
+    assert api.post("/api/v1/tenants/globex/acls/", rule, format="json").status_code == 404

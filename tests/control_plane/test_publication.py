@@ -58,7 +58,7 @@ def test_tenant_key_and_quota_are_published_with_notifications(acme_api, zk) -> 
 
     assert acme_api.delete(f"/api/v1/tenants/acme/api-keys/{key['key']}/").status_code == 204
     wait_for(lambda: not zk.exists(f"/config/users/{key['key']}"))
-    assert _notifications(zk).count(f"users/{key['key']}") == 2
+    wait_for(lambda: _notifications(zk).count(f"users/{key['key']}") == 2)
 
 
 def test_topic_is_placed_on_live_brokers(acme_api, zk) -> None:  # type: ignore[no-untyped-def]
@@ -96,3 +96,19 @@ def test_zk_sync_repairs_drift(acme_api, zk, publishing, capsys) -> None:  # typ
     call_command("zk_sync", zookeeper=publishing)
     assert "zk_sync: 0 change(s)" in capsys.readouterr().out
     client(publishing)  # the command's client stays usable for later tasks
+
+
+def test_acls_are_published_in_kafka_format(acme_api, zk) -> None:  # type: ignore[no-untyped-def]
+    granted = acme_api.post("/api/v1/tenants/acme/acls/",
+                            {"principal": "orders", "resource_type": "Topic", "pattern_type": "PREFIXED",
+                             "resource_name": "orders-", "operation": "Write"}, format="json")
+    assert granted.status_code == 201, granted.content
+    path = "/acls/prefixed/Topic/acme.orders-"
+    assert wait_for(lambda: _json(zk, path)) == {"version": 1, "acls": [
+        {"principal": "User:acme.orders", "permissionType": "Allow", "operation": "Write", "host": "*"}]}
+    notification = {"version": 1, "resourceType": "Topic", "name": "acme.orders-", "patternType": "PREFIXED"}
+    wait_for(lambda: zk.exists("/acls/changes") and notification in [
+        _json(zk, f"/acls/changes/{c}") for c in zk.get_children("/acls/changes")])
+
+    assert acme_api.delete(f"/api/v1/tenants/acme/acls/{granted.json()['id']}/").status_code == 204
+    wait_for(lambda: not zk.exists(path))
