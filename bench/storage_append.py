@@ -23,7 +23,9 @@ RECORDS_PER_BATCH = 64  # 64 x 1 KiB = a 64 KiB batch
 FETCH_BYTES = 1024 * 1024
 
 
-def run(megabytes: int, parent: Path) -> None:
+def run(megabytes: int, parent: Path) -> dict[str, float]:
+    """Append ``megabytes`` of batches to a fresh log under ``parent``, read them back, and
+    return the figures (MB = 10**6 bytes)."""
     now_ms = int(time.time() * 1000)
     records: list[RecordInput] = [
         (None, bytes([i]) * RECORD_SIZE, [], now_ms) for i in range(RECORDS_PER_BATCH)
@@ -53,10 +55,15 @@ def run(megabytes: int, parent: Path) -> None:
 
     size_mb = batches * len(template) / 1e6
     assert total == batches * len(template)
-    print(f"batch {len(template)} bytes x {batches} = {size_mb:.0f} MB")
-    print(f"append: {size_mb / append_seconds:8.1f} MB/s  ({batches / append_seconds:.0f} batches/s)")
-    print(f"fsync:  {flush_seconds:8.2f} s for the whole log")
-    print(f"read:   {size_mb / read_seconds:8.1f} MB/s  (1 MiB fetches, pread)")
+    return {
+        "batch_bytes": len(template),
+        "batches": batches,
+        "append_mb_per_second": round(size_mb / append_seconds, 1),
+        "append_batches_per_second": round(batches / append_seconds),
+        "append_records_per_second": round(batches * RECORDS_PER_BATCH / append_seconds),
+        "fsync_seconds": round(flush_seconds, 2),
+        "read_mb_per_second": round(size_mb / read_seconds, 1),
+    }
 
 
 def main() -> None:
@@ -64,7 +71,13 @@ def main() -> None:
     parser.add_argument("--megabytes", type=int, default=512)
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
     args = parser.parse_args()
-    run(args.megabytes, args.dir)
+    figures = run(args.megabytes, args.dir)
+    size_mb = figures["batches"] * figures["batch_bytes"] / 1e6
+    print(f"batch {figures['batch_bytes']} bytes x {figures['batches']} = {size_mb:.0f} MB")
+    print(f"append: {figures['append_mb_per_second']:8.1f} MB/s  "
+          f"({figures['append_batches_per_second']} batches/s)")
+    print(f"fsync:  {figures['fsync_seconds']:8.2f} s for the whole log")
+    print(f"read:   {figures['read_mb_per_second']:8.1f} MB/s  (1 MiB fetches, pread)")
 
 
 if __name__ == "__main__":

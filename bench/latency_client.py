@@ -1,0 +1,137 @@
+"""End-to-end latency probe, run as two concurrent processes:
+``python -m bench.latency_client consume …`` then ``… produce …``.
+
+The producer sends ``rate`` records per second for ``seconds`` seconds; each payload
+starts with the send time (``time.time_ns()`` as a big-endian int64, taken just before
+``produce()``) and is padded to ``size`` bytes.  The consumer, already fetching when the
+producer starts, computes ``receive time - send time`` per record.  Both processes share
+this machine's clock, so the difference is the true end-to-end latency: client queueing
+and linger, the produce round trip, the broker's append, and the consumer's next fetch.
+
+Wire protocol between the processes and the orchestrator: the consumer prints ``ready``
+once its partition is assigned and its connection is up, then one JSON object at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import struct
+import sys
+import time
+from typing import Any
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from bench.measure import CpuSample, Window, percentile
+
+READY = "ready"
+_STAMP = struct.Struct(">q")
+# A record stamped 0 only opens the producer's connection; the consumer ignores it.
+WARM_UP_STAMP = 0
+# Pacing granularity: the producer sleeps this long between catch-up bursts.
+TICK_SECONDS = 0.001
+PRODUCER_CONFIG: dict[str, Any] = {"acks": 1, "linger.ms": 5, "compression.type": "none"}
+CONSUMER_CONFIG: dict[str, Any] = {
+    "group.id": "bench-latency",
+    "enable.auto.commit": False,
+    "fetch.wait.max.ms": 100,
+    "fetch.min.bytes": 1,
+}
+
+
+def stamped_payload(stamp_ns: int, size: int) -> bytes:
+    return _STAMP.pack(stamp_ns).ljust(size, b"x")
+
+
+def read_stamp(payload: bytes) -> int:
+    return int(_STAMP.unpack_from(payload)[0])
+
+
+def produce(bootstrap: str, topic: str, size: int, rate: int, seconds: float,
+            broker_pid: int) -> dict[str, Any]:
+    """Send ``rate * seconds`` records at a fixed rate: after each tick, send however many
+    records are due by now (``rate * elapsed``), so a late tick catches up instead of
+    lowering the rate."""
+    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_CONFIG})
+    producer.produce(topic, stamped_payload(WARM_UP_STAMP, size), partition=0)
+    producer.flush(10)
+    total = int(rate * seconds)
+    start = CpuSample.take(broker_pid)
+    sent = 0
+    while sent < total:
+        due = min(total, int(rate * (time.perf_counter() - start.wall)))
+        while sent < due:
+            producer.produce(topic, stamped_payload(time.time_ns(), size), partition=0)
+            sent += 1
+        producer.poll(0)
+        time.sleep(TICK_SECONDS)
+    unacknowledged = producer.flush(10)
+    window = Window.between(start, CpuSample.take(broker_pid))
+    return {"records": sent - unacknowledged, "records_per_second": round(sent / window.seconds),
+            **window.as_dict()}
+
+
+def consume(bootstrap: str, topic: str, count: int, max_seconds: float) -> dict[str, Any]:
+    """Collect the latency of ``count`` stamped records (or as many as arrive in
+    ``max_seconds``) and summarise them in milliseconds."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, **CONSUMER_CONFIG})
+    partition = TopicPartition(topic, 0, 0)
+    consumer.get_watermark_offsets(partition, timeout=10)
+    consumer.assign([partition])
+    consumer.poll(0.2)  # the first fetch is under way before the producer starts
+    print(READY, flush=True)
+    latencies_ms: list[float] = []
+    deadline = time.perf_counter() + max_seconds
+    while len(latencies_ms) < count and time.perf_counter() < deadline:
+        # poll() returns as soon as one record is there; consume(n, t) would wait for n
+        # records or t seconds and add that wait to every latency.
+        message = consumer.poll(0.2)
+        received_ns = time.time_ns()
+        if message is None or message.error() is not None:
+            continue
+        value = message.value()
+        if value is None:
+            continue
+        stamp = read_stamp(value)
+        if stamp != WARM_UP_STAMP:
+            latencies_ms.append((received_ns - stamp) / 1e6)
+    consumer.close()
+    return summarise(latencies_ms)
+
+
+def summarise(latencies_ms: list[float]) -> dict[str, Any]:
+    if not latencies_ms:
+        return {"records": 0}
+    ordered = sorted(latencies_ms)
+    return {
+        "records": len(ordered),
+        "p50_ms": round(percentile(ordered, 0.50), 2),
+        "p99_ms": round(percentile(ordered, 0.99), 2),
+        "max_ms": round(ordered[-1], 2),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.latency_client")
+    parser.add_argument("mode", choices=["produce", "consume"])
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--rate", type=int, default=1000, help="records/s (produce)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="sending time (produce)")
+    parser.add_argument("--count", type=int, default=0, help="records to await (consume)")
+    parser.add_argument("--max-seconds", type=float, default=30.0, help="(consume)")
+    parser.add_argument("--broker-pid", type=int, default=0, help="(produce)")
+    args = parser.parse_args(argv)
+    if args.mode == "produce":
+        result = produce(args.bootstrap, args.topic, args.size, args.rate, args.seconds,
+                         args.broker_pid)
+    else:
+        result = consume(args.bootstrap, args.topic, args.count, args.max_seconds)
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

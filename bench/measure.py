@@ -1,0 +1,106 @@
+"""CPU-share and latency arithmetic shared by the benchmark's processes.
+
+A process's *CPU share* over a window is ``(user + system CPU seconds) / wall seconds``:
+1.0 means it kept one core busy the whole time, so on this 2-core machine a share near
+1.0 for the single-threaded broker means the broker is the bottleneck, and a share near
+1.0 for a client means the load generator is.
+
+Every reading is taken inside the client process that drives the load, at the edges of
+its own measured window, so the broker's CPU and the client's CPU cover the same
+interval (no process start-up, no connection set-up).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# /proc/<pid>/stat fields 14 and 15 (1-based) are utime and stime in clock ticks.  The
+# second field is the command name in parentheses and may itself contain spaces or
+# parentheses, so fields are counted from the last ')' instead of split from the start:
+# after it, field 3 (state) has index 0, hence utime is index 14 - 3 = 11.
+_UTIME_AFTER_COMM = 11
+CLOCK_TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ticks_from_stat(stat_line: str) -> int:
+    """utime + stime (clock ticks) from the text of a ``/proc/<pid>/stat`` file."""
+    fields = stat_line[stat_line.rindex(")") + 1:].split()
+    return int(fields[_UTIME_AFTER_COMM]) + int(fields[_UTIME_AFTER_COMM + 1])
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) another process has used so far, from /proc."""
+    stat_line = Path(f"/proc/{pid}/stat").read_text()
+    return cpu_ticks_from_stat(stat_line) / CLOCK_TICKS_PER_SECOND
+
+
+def own_cpu_seconds() -> float:
+    """CPU seconds (user + system) this process has used so far; ``os.times`` counts
+    every thread, so librdkafka's background threads are included."""
+    times = os.times()
+    return times.user + times.system
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    """One instant: wall clock plus the CPU used so far by this process and the broker."""
+
+    wall: float
+    own_cpu: float
+    broker_cpu: float
+
+    @classmethod
+    def take(cls, broker_pid: int) -> CpuSample:
+        return cls(time.perf_counter(), own_cpu_seconds(), process_cpu_seconds(broker_pid))
+
+
+@dataclass(frozen=True)
+class Window:
+    """What happened between two samples: the denominator of every rate and share."""
+
+    seconds: float
+    client_cpu_share: float
+    broker_cpu_share: float
+
+    @classmethod
+    def between(cls, start: CpuSample, end: CpuSample) -> Window:
+        seconds = end.wall - start.wall
+        if seconds <= 0:
+            raise ValueError("a measurement window must have a positive length")
+        return cls(
+            seconds,
+            (end.own_cpu - start.own_cpu) / seconds,
+            (end.broker_cpu - start.broker_cpu) / seconds,
+        )
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "seconds": round(self.seconds, 3),
+            "client_cpu_share": round(self.client_cpu_share, 3),
+            "broker_cpu_share": round(self.broker_cpu_share, 3),
+        }
+
+
+def percentile(sorted_values: Sequence[float], fraction: float) -> float:
+    """Nearest-rank percentile of already sorted values.
+
+    The nearest-rank p-th percentile is the smallest value with at least ``p`` of the
+    values at or below it: rank ``ceil(p * n)`` counted from 1, i.e. index
+    ``ceil(p * n) - 1``; ``max(..., 0)`` maps p = 0 to the minimum.
+    """
+    if not sorted_values:
+        raise ValueError("percentile of no values")
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"fraction {fraction} outside [0, 1]")
+    rank = max(math.ceil(fraction * len(sorted_values)) - 1, 0)
+    return sorted_values[rank]
+
+
+def megabytes_per_second(nbytes: int, seconds: float) -> float:
+    """Decimal megabytes (10**6 bytes) per second, the unit the targets are stated in."""
+    return nbytes / seconds / 1e6

@@ -1,0 +1,210 @@
+"""``make bench``: the data-plane benchmark, in one bounded run on 127.0.0.1.
+
+Steps: start a private ZooKeeper and one broker process (:mod:`bench.cluster`); produce
+1 KiB and 100 B records with confluent-kafka from a separate process, then consume them
+back from another (:mod:`bench.throughput_client`); measure end-to-end latency at a
+moderate fixed rate with a concurrent producer/consumer pair (:mod:`bench.latency_client`);
+measure this machine's loopback and file-write ceiling for the same volume
+(:mod:`bench.ceiling`); run the log-engine micro-benchmark (:mod:`bench.storage_append`).
+Prints a table and writes ``bench/results/latest.json``.
+
+Every phase is bounded in records and in seconds, so the whole run stays well under five
+minutes; a phase that fails is reported as failed and the others still run.
+
+``--profile PHASE`` instead runs the broker under cProfile for that one throughput phase
+(a consume phase first produces what it reads, so its profile includes that produce) and
+prints the broker's hottest functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import os
+import pstats
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# ``python bench/run_all.py`` puts bench/ (not the repository) first on sys.path.
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from bench import ceiling, storage_append  # noqa: E402
+from bench.cluster import Cluster  # noqa: E402
+from bench.latency_client import READY  # noqa: E402
+from bench.report import render, write_json  # noqa: E402
+
+RESULTS_DIR = REPO_ROOT / "bench" / "results"
+# Headroom over a phase's own time cap for process start-up, connecting and the final flush.
+CLIENT_OVERHEAD_S = 40.0
+PROFILED_PHASES = ("produce-1k", "consume-1k", "produce-100", "consume-100")
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """How much each phase does; every count is also capped by ``phase_seconds``."""
+
+    records_1k: int = 1_500_000
+    records_100: int = 4_000_000
+    phase_seconds: float = 20.0
+    latency_size: int = 1024
+    latency_rate: int = 2_000
+    latency_seconds: float = 10.0
+    storage_megabytes: int = 512
+
+    def quick(self) -> Plan:
+        """A tenth of the work: a smoke test of the harness, not a measurement."""
+        return dataclasses.replace(
+            self, records_1k=self.records_1k // 10, records_100=self.records_100 // 10,
+            latency_seconds=2.0, storage_megabytes=self.storage_megabytes // 10)
+
+
+def run_client(module: str, args: list[str], timeout_s: float) -> dict[str, Any]:
+    """Run ``python -m module args`` to completion and return the JSON of its last line."""
+    completed = subprocess.run([sys.executable, "-m", module, *args], cwd=REPO_ROOT,
+                               capture_output=True, text=True, timeout=timeout_s)
+    if completed.returncode != 0 or not completed.stdout.strip():
+        raise RuntimeError(f"{module} exited with {completed.returncode}: "
+                           f"{completed.stderr.strip()[-500:]}")
+    result: dict[str, Any] = json.loads(completed.stdout.splitlines()[-1])
+    return result
+
+
+def guarded(step: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The step's figures, or ``{"error": …}`` so one failed phase does not end the run."""
+    try:
+        return step()
+    except Exception as exc:  # noqa: BLE001 - reported in the table and the JSON
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def produce(cluster: Cluster, topic: str, size: int, count: int, plan: Plan) -> dict[str, Any]:
+    return run_client("bench.throughput_client", [
+        "produce", "--bootstrap", cluster.bootstrap, "--topic", topic, "--size", str(size),
+        "--count", str(count), "--max-seconds", str(plan.phase_seconds),
+        "--broker-pid", str(cluster.broker_pid)], plan.phase_seconds + CLIENT_OVERHEAD_S)
+
+
+def consume(cluster: Cluster, topic: str, count: int, plan: Plan) -> dict[str, Any]:
+    return run_client("bench.throughput_client", [
+        "consume", "--bootstrap", cluster.bootstrap, "--topic", topic, "--count", str(count),
+        "--max-seconds", str(plan.phase_seconds), "--broker-pid", str(cluster.broker_pid)],
+        plan.phase_seconds + CLIENT_OVERHEAD_S)
+
+
+def throughput(cluster: Cluster, plan: Plan, sizes: list[tuple[str, int, int]]
+               ) -> dict[str, dict[str, Any]]:
+    """Produce then consume each ``(label, payload size, records)``; the consumer reads
+    exactly what the producer got acknowledged."""
+    results: dict[str, dict[str, Any]] = {}
+    for label, size, count in sizes:
+        topic = f"bench-{size}"
+        produced = guarded(lambda: produce(cluster, topic, size, count, plan))  # noqa: B023
+        results[f"produce {label}"] = produced
+        if produced.get("records"):
+            results[f"consume {label}"] = guarded(
+                lambda: consume(cluster, topic, produced["records"], plan))  # noqa: B023
+    return results
+
+
+def latency(cluster: Cluster, plan: Plan) -> dict[str, Any]:
+    """Start the consumer, wait until it is fetching, then run the paced producer."""
+    count = int(plan.latency_rate * plan.latency_seconds)
+    common = ["--bootstrap", cluster.bootstrap, "--topic", "bench-latency",
+              "--size", str(plan.latency_size)]
+    consumer = subprocess.Popen(
+        [sys.executable, "-m", "bench.latency_client", "consume", *common, "--count",
+         str(count), "--max-seconds", str(plan.latency_seconds + 10)],
+        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert consumer.stdout is not None
+        if consumer.stdout.readline().strip() != READY:
+            raise RuntimeError("latency consumer did not start: "
+                               + consumer.communicate(timeout=5)[1].strip()[-500:])
+        producer = run_client("bench.latency_client", [
+            "produce", *common, "--rate", str(plan.latency_rate), "--seconds",
+            str(plan.latency_seconds), "--broker-pid", str(cluster.broker_pid)],
+            plan.latency_seconds + CLIENT_OVERHEAD_S)
+        output, errors = consumer.communicate(timeout=CLIENT_OVERHEAD_S)
+    finally:
+        if consumer.poll() is None:
+            consumer.kill()
+            consumer.wait()
+    if consumer.returncode != 0:
+        raise RuntimeError(f"latency consumer exited with {consumer.returncode}: "
+                           f"{errors.strip()[-500:]}")
+    return {"size": plan.latency_size, "rate": plan.latency_rate,
+            "seconds": plan.latency_seconds, "producer": producer,
+            "consumer": json.loads(output.splitlines()[-1])}
+
+
+def run_benchmark(plan: Plan) -> dict[str, Any]:
+    results: dict[str, Any] = {
+        "started_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
+        "cpus": os.cpu_count(),
+        "plan": dataclasses.asdict(plan),
+    }
+    cluster = Cluster.start()
+    try:
+        cluster.create_topics(["bench-1024", "bench-100", "bench-latency"])
+        results["throughput"] = throughput(cluster, plan, [
+            ("1 KiB", 1024, plan.records_1k), ("100 B", 100, plan.records_100)])
+        results["latency"] = guarded(lambda: latency(cluster, plan))
+        produced_1k = results["throughput"]["produce 1 KiB"].get("records") or plan.records_1k
+        results["ceiling"] = guarded(lambda: ceiling.measure(cluster.workdir, produced_1k * 1024))
+        results["storage"] = guarded(
+            lambda: storage_append.run(plan.storage_megabytes, cluster.workdir))
+    finally:
+        cluster.stop()
+    return results
+
+
+def run_profile(phase: str, plan: Plan, top: int = 30) -> str:
+    """Profile the broker during one throughput phase; return its hottest functions."""
+    size = 1024 if phase.endswith("1k") else 100
+    count = plan.records_1k if size == 1024 else plan.records_100
+    profile_path = RESULTS_DIR / f"broker-{phase}.prof"
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    cluster = Cluster.start(profile_to=profile_path)
+    try:
+        cluster.create_topics([f"bench-{size}"])
+        produced = produce(cluster, f"bench-{size}", size, count, plan)
+        figures = [f"produce: {produced}"]
+        if phase.startswith("consume"):
+            figures.append(f"consume: {consume(cluster, f'bench-{size}', produced['records'], plan)}")
+    finally:
+        cluster.stop()
+    report_path = RESULTS_DIR / f"profile-{phase}.txt"
+    with open(report_path, "w") as out:
+        out.write("\n".join(figures) + "\n\n")
+        stats = pstats.Stats(str(profile_path), stream=out)
+        stats.sort_stats("tottime").print_stats(top)
+        stats.sort_stats("cumulative").print_stats(top)
+    return report_path.read_text()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/run_all.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a tenth of the work (smoke test)")
+    parser.add_argument("--profile", choices=PROFILED_PHASES,
+                        help="profile the broker in this phase instead of the full run")
+    args = parser.parse_args(argv)
+    plan = Plan().quick() if args.quick else Plan()
+    if args.profile:
+        print(run_profile(args.profile, plan))
+        return 0
+    results = run_benchmark(plan)
+    write_json(results, RESULTS_DIR / "latest.json")
+    print(render(results))
+    print(f"JSON: {RESULTS_DIR / 'latest.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

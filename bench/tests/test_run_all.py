@@ -1,0 +1,26 @@
+"""The whole harness, end to end, at a tiny scale: real ZooKeeper, broker and clients."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.run_all import Plan, run_benchmark
+
+TINY = Plan(records_1k=3_000, records_100=5_000, phase_seconds=10.0, latency_rate=200,
+            latency_seconds=1.0, storage_megabytes=2)
+
+
+@pytest.mark.integration
+def test_every_phase_reports_figures() -> None:
+    results = run_benchmark(TINY)
+    throughput = results["throughput"]
+    assert throughput["produce 1 KiB"]["records"] == 3_000
+    assert throughput["consume 1 KiB"]["records"] == 3_000
+    assert throughput["produce 100 B"]["records"] == 5_000
+    assert throughput["consume 100 B"]["records"] == 5_000
+    assert throughput["consume 1 KiB"]["mb_per_second"] > 0
+    consumer = results["latency"]["consumer"]
+    assert consumer["records"] == 200
+    assert 0 < consumer["p50_ms"] <= consumer["p99_ms"] <= consumer["max_ms"]
+    assert results["ceiling"]["loopback_tcp_mb_per_second"] > 0
+    assert results["storage"]["append_mb_per_second"] > 0
