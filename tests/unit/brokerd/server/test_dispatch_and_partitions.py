@@ -1,0 +1,78 @@
+"""Dispatcher version policy (no sockets) and the replication layer's Partition /
+ReplicaManager on real logs in a temporary directory."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from brokerd.protocol import ApiKey, ErrorCode, ProtocolError, decode_response, encode_request
+from brokerd.protocol.records import build_batch
+from brokerd.replication.manager import ReplicaManager
+from brokerd.server.dispatch import Dispatcher
+from brokerd.server.metrics import BrokerProbe
+from brokerd.storage import LogConfig, LogManager
+
+
+class _Broker:
+    probe = BrokerProbe()
+
+
+def _dispatch(frame: bytes) -> list[Any] | None:
+    dispatcher = Dispatcher(_Broker())  # type: ignore[arg-type]
+    return asyncio.run(dispatcher(None, memoryview(frame[4:])))  # type: ignore[arg-type]
+
+
+def _raw_header(api_key: int, version: int, correlation_id: int) -> bytes:
+    body = struct.pack(">hhih", api_key, version, correlation_id, 1) + b"c"
+    return struct.pack(">i", len(body)) + body
+
+
+def _join(buffers: list[Any]) -> bytes:
+    return b"".join(bytes(b) for b in buffers)
+
+
+def test_api_versions_answers_any_version() -> None:
+    response = _join(_dispatch(_raw_header(ApiKey.API_VERSIONS, 42, 9)) or [])
+    correlation_id, body = decode_response(ApiKey.API_VERSIONS, 0, response[4:])
+    assert correlation_id == 9 and body["error_code"] == ErrorCode.UNSUPPORTED_VERSION
+    assert len(body["api_keys"]) == 13
+    current = _join(_dispatch(encode_request(ApiKey.API_VERSIONS, 3, 1, "c", {})) or [])
+    assert decode_response(ApiKey.API_VERSIONS, 3, current[4:])[1]["error_code"] == 0
+
+
+@pytest.mark.parametrize(("api_key", "version"), [(ApiKey.PRODUCE, 2), (ApiKey.METADATA, 0),
+                                                  (ApiKey.JOIN_GROUP, 5)])
+def test_versions_the_codec_knows_but_we_do_not_serve_are_refused(api_key: int, version: int
+                                                                  ) -> None:
+    frame = encode_request(api_key, version, 1, "c", {})
+    with pytest.raises(ProtocolError, match="not served"):
+        _dispatch(frame)
+
+
+def _records(*values: bytes) -> memoryview:
+    return memoryview(build_batch([(None, v, [], 1_700_000_000_000) for v in values]))
+
+
+def test_partition_advances_high_watermark_and_wakes_listeners(tmp_path: Path) -> None:
+    manager = LogManager([tmp_path], LogConfig())
+    replicas = ReplicaManager(1, manager)
+    partition = replicas.become_leader("t", 0, uuid.uuid4(), 3, LogConfig())
+    woken: list[int] = []
+    partition.add_append_listener(lambda: woken.append(partition.high_watermark))
+    result = partition.append_as_leader(_records(b"a", b"b"))
+    assert (result.base_offset, partition.high_watermark, woken) == (0, 2, [2])
+    assert partition.log.read(0, 1 << 20).regions  # readable up to the high watermark
+    assert replicas.become_leader("t", 0, uuid.uuid4(), 5, LogConfig()) is partition
+    assert partition.leader_epoch == 5
+    replicas.update_config("t", LogConfig(retention_ms=1000))
+    assert partition.log.config.retention_ms == 1000
+    replicas.stop_replica("t", 0, delete=False)
+    assert replicas.get("t", 0) is None and manager.get("t", 0) is not None
+    replicas.stop_replica("t", 0, delete=True)
+    assert manager.get("t", 0) is None and not (tmp_path / "t-0").exists()
