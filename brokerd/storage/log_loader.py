@@ -105,11 +105,17 @@ def _open_segment(directory: Path, base_offset: int, config: LogConfig, now_ms: 
 
 
 def _recover_from(segments: LogSegments, recovery_point: int) -> None:
-    """Re-validate from the segment holding ``recovery_point``; cut at the first bad byte."""
+    """Re-validate from the segment holding ``recovery_point``; cut at the first bad byte.
+
+    A segment that ends before its successor's base offset lost its tail (an OS crash
+    can drop a rolled segment's unflushed pages while the next file survives): offsets
+    are contiguous across segments because nothing here compacts, so that is a tear too.
+    """
     to_check = segments.from_offset(recovery_point)
     for i, segment in enumerate(to_check):
         truncated = segment.recover()
-        if truncated:
+        successor = to_check[i + 1].base_offset if i + 1 < len(to_check) else None
+        if truncated or (successor is not None and segment.next_offset != successor):
             log.warning("truncated %d invalid bytes from %s", truncated, segment.log_path)
             for later in to_check[i + 1 :]:
                 log.warning("removing segment %s after a corrupt one", later.log_path)

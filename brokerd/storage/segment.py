@@ -197,8 +197,9 @@ class LogSegment:
             self._index_batch(position, header)
 
     def recover(self) -> int:
-        """Re-validate every batch (length, magic, CRC32C, increasing offsets), rebuild the
-        indexes, and cut the file at the first invalid batch. Returns the bytes cut."""
+        """Re-validate every batch (length, magic, CRC32C, increasing offsets that fit the
+        segment), rebuild the indexes, and cut the file at the first invalid batch.
+        Returns the bytes cut."""
         self._reset_tracking()
         fd = self.file.fileno()
         file_size = os.fstat(fd).st_size
@@ -211,6 +212,8 @@ class LogSegment:
                 if size < BATCH_HEADER_SIZE or position + size > file_size:
                     break
                 if header.base_offset < self.next_offset:
+                    break
+                if not self.can_hold_offset(header.last_offset):
                     break
                 validate_batch(os.pread(fd, size, position), 0, header)
             except ProtocolError:

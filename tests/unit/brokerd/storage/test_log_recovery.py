@@ -148,12 +148,12 @@ def test_crash_between_roll_steps(tmp_path: Path, clock: FakeClock) -> None:
     assert (image / f"{end:020d}.index").exists()
 
 
-def test_empty_segment_left_mid_log_is_removed(tmp_path: Path, clock: FakeClock) -> None:
+def test_stray_empty_segment_is_removed_after_clean_shutdown(tmp_path: Path, clock: FakeClock) -> None:
     log = written_log(tmp_path, clock)
     log.close()
     stray = log.directory / f"{log.segments[0].base_offset + 1:020d}.log"
     stray.touch()
-    reopened = reopen(log.directory, clock)
+    reopened = reopen(log.directory, clock, clean=True)
     assert not stray.exists()
     assert reopened.log_end_offset == 90
 
@@ -175,3 +175,16 @@ def test_segment_type_is_reopened_as_inactive(tmp_path: Path) -> None:
     assert segment.offset_index.path.stat().st_size == 1024
     segment.close()
     assert segment.offset_index.path.stat().st_size == 0
+
+
+def test_segment_missing_its_tail_ends_the_log_there(tmp_path: Path, clock: FakeClock) -> None:
+    """An OS crash may lose a rolled segment's unflushed tail while the next file stays."""
+    log = written_log(tmp_path, clock)
+    first, second = log.segments[0], log.segments[1]
+    last_position, last_header = list(first.iter_batches(0))[-1]
+    image = crash_image(log, tmp_path)
+    with log_file(image, 0).open("r+b") as f:
+        f.truncate(last_position)
+    recovered = reopen(image, clock)
+    assert recovered.log_end_offset == last_header.base_offset
+    assert not log_file(image, second.base_offset).exists()
