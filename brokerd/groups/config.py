@@ -1,0 +1,40 @@
+"""The group coordinator's settings, named after Kafka's broker configs.
+
+Defaults are Kafka's, each with its reason; tests shrink the timers to milliseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from brokerd.groups.hashing import DEFAULT_OFFSETS_PARTITIONS
+
+_DAY_MS = 24 * 60 * 60 * 1000
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    """Immutable coordinator settings.
+
+    - ``num_partitions`` (``offsets.topic.num.partitions``, 50): fixed for the cluster's life,
+      since changing it would move every group to another coordinator.
+    - ``min/max_session_timeout_ms`` (``group.min/max.session.timeout.ms``, 6 s / 30 min):
+      bounds that stop a client from being expired too eagerly or kept alive forever.
+    - ``initial_rebalance_delay_ms`` (``group.initial.rebalance.delay.ms``, 3 s): a new group
+      waits this long (re-armed while members keep arriving, capped by the rebalance timeout)
+      so a fleet starting together forms one generation instead of N.
+    - ``offsets_retention_ms`` (``offsets.retention.minutes``, 7 days): how long offsets of
+      an empty group (or a standalone committer) outlive the last activity.
+    - ``offsets_retention_check_interval_ms`` (``offsets.retention.check.interval.ms``,
+      10 min): how often expired offsets are looked for.
+    - ``offset_metadata_max_bytes`` (``offset.metadata.max.bytes``, 4096): per-commit metadata
+      string limit, so commits cannot bloat the compacted topic.
+    """
+
+    num_partitions: int = DEFAULT_OFFSETS_PARTITIONS
+    min_session_timeout_ms: int = 6_000
+    max_session_timeout_ms: int = 1_800_000
+    initial_rebalance_delay_ms: int = 3_000
+    offsets_retention_ms: int = 7 * _DAY_MS
+    offsets_retention_check_interval_ms: int = 600_000
+    offset_metadata_max_bytes: int = 4096

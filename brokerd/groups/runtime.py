@@ -1,0 +1,388 @@
+"""The asyncio group coordinator the broker holds: Kafka's coordinator runtime, small.
+
+For each ``__consumer_offsets`` partition this broker leads, the coordinator keeps a
+:class:`~brokerd.groups.shard.GroupShard` rebuilt by replaying the partition
+(:meth:`GroupCoordinator.load_partition`).  Every request then runs as:
+
+1. take the group's lock (operations on one group are serialised; groups run concurrently),
+2. run the pure operation at ``now`` -> records + response (or "parked"),
+3. append the records as one batch through the injected :class:`OffsetsLog`,
+4. only after the append succeeded: replay the records (when the outcome asks), answer the
+   request and every parked request the operation completed, re-arm the group's timer.
+
+A JoinGroup or SyncGroup that must wait is parked on a future under a token; a later
+operation or timer that completes it carries the answer.  Each group has one timer at its
+earliest deadline (session, join phase, sync); a periodic task expires old offsets.
+
+Failure handling: if an append raises, nothing is replayed, every answer of that outcome
+becomes COORDINATOR_NOT_AVAILABLE (clients then rediscover the coordinator and retry), and a
+group whose new generation was not persisted is made to rebalance.  When leadership of a
+partition moves away, :meth:`GroupCoordinator.unload_partition` answers every parked request
+with NOT_COORDINATOR and stops its timers; work still in flight for it is discarded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from brokerd.groups.config import GroupConfig
+from brokerd.groups.hashing import partition_for
+from brokerd.groups.outcome import Outcome, Response
+from brokerd.groups.responses import (
+    GroupOffsets,
+    error_response,
+    offset_fetch_response,
+    requested_offsets,
+)
+from brokerd.groups.shard import GroupShard
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.protocol.records import build_batch
+
+logger = logging.getLogger(__name__)
+
+#: Records replayed between yields to the event loop while loading a partition.
+_LOAD_YIELD_EVERY = 1000
+
+
+class OffsetsLog(Protocol):
+    """What the coordinator needs from the broker's ``__consumer_offsets`` partitions."""
+
+    def read_partition(self, partition: int) -> Iterable[tuple[bytes | None, bytes | None]]:
+        """Every (key, value) of the partition up to its high watermark, oldest first."""
+        ...
+
+    def append(self, partition: int, batch: bytes) -> Awaitable[int]:
+        """Append one v2 batch as leader; resolve with its base offset once it is committed
+        (acks=all semantics), raise if it cannot be."""
+        ...
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class _GroupLock:
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0
+
+
+@dataclass
+class _Partition:
+    """One owned offsets partition.  ``loading`` until its replay finished."""
+
+    number: int
+    shard: GroupShard
+    loading: bool = True
+    timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
+    locks: dict[str, _GroupLock] = field(default_factory=dict)
+
+
+@dataclass
+class _Waiter:
+    """A parked JoinGroup/SyncGroup: enough to answer it with an error if need be."""
+
+    future: asyncio.Future[Response]
+    api_key: ApiKey
+    body: dict[str, Any]
+    partition: int
+
+
+Operation = Callable[[GroupShard, int, int], Outcome]
+
+
+class GroupCoordinator:
+    """Serves the group APIs for the offsets partitions this broker leads."""
+
+    def __init__(self, log: OffsetsLog, config: GroupConfig | None = None,
+                 clock: Callable[[], int] = wall_clock_ms) -> None:
+        self._log = log
+        self.config = config or GroupConfig()
+        self._clock = clock
+        self._partitions: dict[int, _Partition] = {}
+        self._waiters: dict[int, _Waiter] = {}
+        self._tokens = itertools.count(1)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._expiry_task: asyncio.Task[None] | None = None
+
+    # -- ownership -------------------------------------------------------------------------
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self.config.num_partitions)
+
+    def owns(self, partition: int) -> bool:
+        """True once ``partition`` is loaded and served here."""
+        owned = self._partitions.get(partition)
+        return owned is not None and not owned.loading
+
+    async def load_partition(self, partition: int) -> None:
+        """Become coordinator of ``partition``: replay it, then serve and arm its timers.
+
+        Requests for its groups get COORDINATOR_LOAD_IN_PROGRESS meanwhile.  A corrupt
+        record aborts the load (the partition stays unserved) rather than serving groups
+        whose offsets would silently be wrong.
+        """
+        if partition in self._partitions:
+            return
+        owned = self._partitions[partition] = _Partition(partition, GroupShard(self.config))
+        if self._expiry_task is None:
+            self._expiry_task = asyncio.create_task(self._expire_offsets_forever())
+        now = self._clock()
+        try:
+            for count, (key, value) in enumerate(self._log.read_partition(partition), 1):
+                if key is not None:
+                    owned.shard.replay(key, value, now)
+                if count % _LOAD_YIELD_EVERY == 0:
+                    await asyncio.sleep(0)
+                    if self._partitions.get(partition) is not owned:
+                        return  # unloaded while loading
+        except Exception:
+            self._partitions.pop(partition, None)
+            raise
+        owned.loading = False
+        for group_id in owned.shard.group_ids():
+            self._rearm(owned, group_id)
+
+    def unload_partition(self, partition: int) -> None:
+        """Stop coordinating ``partition`` (leadership moved): fail its parked requests."""
+        owned = self._partitions.pop(partition, None)
+        if owned is None:
+            return
+        for handle in owned.timers.values():
+            handle.cancel()
+        for waiter in list(self._waiters.values()):
+            if waiter.partition == partition:
+                self._answer(waiter, error_response(waiter.api_key, waiter.body,
+                                                    ErrorCode.NOT_COORDINATOR))
+
+    async def close(self) -> None:
+        """Unload everything and stop background work."""
+        for partition in list(self._partitions):
+            self.unload_partition(partition)
+        tasks = list(self._tasks)
+        if self._expiry_task is not None:
+            tasks.append(self._expiry_task)
+            self._expiry_task = None
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int] | None:
+        """The group's committed offsets (for lag), or None if it is not coordinated here."""
+        owned = self._partitions.get(self.partition_for(group_id))
+        if owned is None or owned.loading:
+            return None
+        return {tp: value.offset for tp, value in owned.shard.offsets.of(group_id).items()}
+
+    # -- the APIs --------------------------------------------------------------------------
+
+    async def join_group(self, body: dict[str, Any], api_version: int, client_id: str,
+                         client_host: str) -> Response:
+        return await self._run(ApiKey.JOIN_GROUP, body["group_id"], body, lambda shard, token, now:
+                               shard.join_group(body, api_version, client_id, client_host,
+                                                token, now))
+
+    async def sync_group(self, body: dict[str, Any], api_version: int) -> Response:
+        return await self._run(ApiKey.SYNC_GROUP, body["group_id"], body,
+                               lambda shard, token, now: shard.sync_group(body, token, now))
+
+    async def heartbeat(self, body: dict[str, Any], api_version: int) -> Response:
+        return await self._run(ApiKey.HEARTBEAT, body["group_id"], body,
+                               lambda shard, _token, now: shard.heartbeat(body, now))
+
+    async def leave_group(self, body: dict[str, Any], api_version: int) -> Response:
+        return await self._run(ApiKey.LEAVE_GROUP, body["group_id"], body,
+                               lambda shard, _token, now: shard.leave_group(body, api_version,
+                                                                            now))
+
+    async def offset_commit(self, body: dict[str, Any], api_version: int) -> Response:
+        return await self._run(ApiKey.OFFSET_COMMIT, body["group_id"], body,
+                               lambda shard, _token, now: shard.offset_commit(body, now))
+
+    async def offset_delete(self, body: dict[str, Any], api_version: int) -> Response:
+        return await self._run(ApiKey.OFFSET_DELETE, body["group_id"], body,
+                               lambda shard, _token, _now: shard.offset_delete(body))
+
+    async def delete_groups(self, body: dict[str, Any], api_version: int) -> Response:
+        results = []
+        for group_id in body["groups_names"]:
+            results.append(await self._run(ApiKey.DELETE_GROUPS, group_id,
+                                           {"group_id": group_id}, _delete_group(group_id)))
+        return {"results": results}
+
+    async def offset_fetch(self, body: dict[str, Any], api_version: int) -> Response:
+        """Reads need no append and no lock: an acknowledged commit is already replayed."""
+        results: list[GroupOffsets] = []
+        for group_id, topics in requested_offsets(body, api_version):
+            owned, error = self._owner(group_id)
+            rows = [] if owned is None else owned.shard.offset_fetch(group_id, topics)
+            results.append((group_id, error, rows))
+        return offset_fetch_response(results, body, api_version)
+
+    async def describe_groups(self, body: dict[str, Any], api_version: int) -> Response:
+        described = []
+        for group_id in body["groups"]:
+            owned, error = self._owner(group_id)
+            if owned is None:
+                described.append({"error_code": error, "group_id": group_id, "group_state": "",
+                                  "protocol_type": "", "protocol_data": "", "members": []})
+            else:
+                described.append(owned.shard.describe_group(group_id))
+        return {"groups": described}
+
+    async def list_groups(self, body: dict[str, Any], api_version: int) -> Response:
+        """Groups of every loaded partition; COORDINATOR_LOAD_IN_PROGRESS (with the groups
+        known so far) while any partition is still loading, as Kafka answers."""
+        groups: list[dict[str, Any]] = []
+        error = ErrorCode.NONE
+        for owned in self._partitions.values():
+            if owned.loading:
+                error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+            else:
+                groups.extend(owned.shard.list_groups(body["states_filter"]))
+        return {"error_code": error, "groups": groups}
+
+    # -- machinery -------------------------------------------------------------------------
+
+    def _owner(self, group_id: str) -> tuple[_Partition | None, ErrorCode]:
+        owned = self._partitions.get(self.partition_for(group_id))
+        if owned is None:
+            return None, ErrorCode.NOT_COORDINATOR
+        if owned.loading:
+            return None, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return owned, ErrorCode.NONE
+
+    async def _run(self, api_key: ApiKey, group_id: str, body: dict[str, Any],
+                   operation: Operation) -> Response:
+        owned, error = self._owner(group_id)
+        if owned is None:
+            return error_response(api_key, body, error)
+        token = next(self._tokens)
+        future: asyncio.Future[Response] | None = None
+        async with self._group_lock(owned, group_id):
+            if self._partitions.get(owned.number) is not owned:
+                return error_response(api_key, body, ErrorCode.NOT_COORDINATOR)
+            outcome = operation(owned.shard, token, self._clock())
+            if outcome.parked is not None:
+                future = asyncio.get_running_loop().create_future()
+                self._waiters[token] = _Waiter(future, api_key, body, owned.number)
+            appended = await self._apply(owned, group_id, outcome)
+        if future is None:
+            if outcome.response is None:
+                raise AssertionError(f"{api_key!r} neither answered nor parked")
+            if not appended:
+                return error_response(api_key, body, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+            return outcome.response
+        try:
+            return await future
+        finally:
+            self._waiters.pop(token, None)
+
+    async def _apply(self, owned: _Partition, group_id: str, outcome: Outcome) -> bool:
+        """Append, then replay and answer (see the module docstring).  Holds the group lock."""
+        if outcome.records:
+            now = self._clock()
+            batch = build_batch([(key, value, [], now) for key, value in outcome.records])
+            try:
+                await self._log.append(owned.number, batch)
+            except Exception:  # any failure means "not persisted"; the client retries
+                logger.exception("appending %d records of group %r to offsets partition %d "
+                                 "failed", len(outcome.records), group_id, owned.number)
+                self._fail_completions(outcome, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+                if self._partitions.get(owned.number) is owned:
+                    await self._apply(owned, group_id,
+                                      owned.shard.append_failed(group_id, self._clock()))
+                return False
+            if self._partitions.get(owned.number) is not owned:
+                self._fail_completions(outcome, ErrorCode.NOT_COORDINATOR)
+                return False
+            if outcome.replay:
+                for key, value in outcome.records:
+                    owned.shard.replay(key, value, now)
+        for token, response in outcome.completions:
+            waiter = self._waiters.get(token)
+            if waiter is not None:
+                self._answer(waiter, response)
+        self._rearm(owned, group_id)
+        return True
+
+    def _fail_completions(self, outcome: Outcome, error: ErrorCode) -> None:
+        for token, _ in outcome.completions:
+            waiter = self._waiters.get(token)
+            if waiter is not None:
+                self._answer(waiter, error_response(waiter.api_key, waiter.body, error))
+
+    @staticmethod
+    def _answer(waiter: _Waiter, response: Response) -> None:
+        if not waiter.future.done():
+            waiter.future.set_result(response)
+
+    @contextlib.asynccontextmanager
+    async def _group_lock(self, owned: _Partition, group_id: str) -> AsyncIterator[None]:
+        """Per-group mutual exclusion; the lock object lives only while someone uses it."""
+        entry = owned.locks.setdefault(group_id, _GroupLock())
+        entry.users += 1
+        try:
+            async with entry.lock:
+                yield
+        finally:
+            entry.users -= 1
+            if entry.users == 0:
+                owned.locks.pop(group_id, None)
+
+    def _rearm(self, owned: _Partition, group_id: str) -> None:
+        """Point the group's single timer at its earliest deadline (or cancel it)."""
+        handle = owned.timers.pop(group_id, None)
+        if handle is not None:
+            handle.cancel()
+        deadline = owned.shard.next_deadline(group_id)
+        if deadline is None or self._partitions.get(owned.number) is not owned:
+            return
+        delay_s = max(deadline - self._clock(), 0) / 1000
+        owned.timers[group_id] = asyncio.get_running_loop().call_later(
+            delay_s, self._spawn, self._fire_timers(owned, group_id))
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _fire_timers(self, owned: _Partition, group_id: str) -> None:
+        owned.timers.pop(group_id, None)
+        async with self._group_lock(owned, group_id):
+            if self._partitions.get(owned.number) is not owned:
+                return
+            await self._apply(owned, group_id, owned.shard.tick(group_id, self._clock()))
+
+    async def _expire_offsets_forever(self) -> None:
+        interval_s = self.config.offsets_retention_check_interval_ms / 1000
+        while True:
+            await asyncio.sleep(interval_s)
+            await self.expire_offsets()
+
+    async def expire_offsets(self) -> None:
+        """One retention pass over every loaded partition (also run periodically)."""
+        for owned in list(self._partitions.values()):
+            if owned.loading:
+                continue
+            for group_id in owned.shard.group_ids():
+                async with self._group_lock(owned, group_id):
+                    if self._partitions.get(owned.number) is not owned:
+                        break
+                    outcome = owned.shard.expire_offsets(group_id, self._clock())
+                    if outcome.records:
+                        await self._apply(owned, group_id, outcome)
+
+
+def _delete_group(group_id: str) -> Operation:
+    def operation(shard: GroupShard, _token: int, _now_ms: int) -> Outcome:
+        return shard.delete_group(group_id)
+
+    return operation
