@@ -71,7 +71,7 @@ class BrokerQuotas:
                                    now_ms: int) -> int:
         """Positive when the entity is already over its fetch quota: answer empty with this
         throttle without reading the log; nothing is recorded."""
-        return self.fetch.throttle_time_ms(user, client_id, tenant_defaults, now_ms)
+        return self.fetch.current_throttle_ms(user, client_id, tenant_defaults, now_ms)
 
     def fetch_throttle_ms(self, user: str, client_id: str,
                           tenant_defaults: TenantQuotaDefaults | None, *, response_bytes: int,

@@ -98,7 +98,7 @@ class QuotaManager:
         sensor.last_record_ms = now_ms
         return self._throttle(sensor, now_ms)
 
-    def throttle_time_ms(self, user: str, client_id: str,
+    def current_throttle_ms(self, user: str, client_id: str,
                          tenant_defaults: TenantQuotaDefaults | None, now_ms: int) -> int:
         """The throttle the entity has earned so far, recording nothing.
 
