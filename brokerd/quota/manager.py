@@ -99,7 +99,7 @@ class QuotaManager:
         return self._throttle(sensor, now_ms)
 
     def current_throttle_ms(self, user: str, client_id: str,
-                         tenant_defaults: TenantQuotaDefaults | None, now_ms: int) -> int:
+                            tenant_defaults: TenantQuotaDefaults | None, now_ms: int) -> int:
         """The throttle the entity has earned so far, recording nothing.
 
         For the fetch pre-check: when this is positive the fetch is answered empty at once,
