@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch
 
 from brokerd.coordination import znodes
@@ -46,6 +46,9 @@ from brokerd.coordination.znodes import (
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# How long a request handler waits for a ZooKeeper operation before answering with a
+# retriable error (the broker keeps serving data meanwhile).
+OPERATION_TIMEOUT_S = 10.0
 
 
 class TopicExistsError(Exception):
@@ -54,6 +57,13 @@ class TopicExistsError(Exception):
 
 class TopicNotFoundError(Exception):
     """An update for a topic ZooKeeper does not have."""
+
+
+class CoordinationUnavailableError(Exception):
+    """ZooKeeper could not complete an operation (connection loss, session expiry…).
+
+    Raised instead of kazoo's own exceptions so that no package above this one needs to
+    know kazoo; handlers map it to a retriable protocol error."""
 
 
 class RegistrationError(RuntimeError):
@@ -116,7 +126,9 @@ class ZkCoordinator:
 
     async def start(self, timeout: float = 15.0) -> None:
         """Connect, create the base paths, register, elect, and start all watches."""
-        await self._run(self._start_sync, timeout)
+        # connecting, plus waiting out a foreign registration of our id (see _register_sync)
+        budget = timeout + self._session_timeout_s + 5
+        await self._run(self._start_sync, timeout, timeout=budget)
 
     def _start_sync(self, timeout: float) -> None:
         self._client.start(timeout=timeout)
@@ -156,8 +168,17 @@ class ZkCoordinator:
         self._client.stop()
         self._client.close()
 
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.wrap_future(self._worker.submit(fn, *args))
+    async def _run(self, fn: Callable[..., T], *args: Any,
+                   timeout: float = OPERATION_TIMEOUT_S) -> T:
+        """Run ``fn`` on the ZooKeeper thread; kazoo blocks while disconnected, so the
+        caller gives up after ``timeout`` (the thread finishes the call on its own)."""
+        try:
+            return await asyncio.wait_for(
+                asyncio.wrap_future(self._worker.submit(fn, *args)), timeout)
+        except KazooException as exc:
+            raise CoordinationUnavailableError(f"ZooKeeper: {exc!r}") from exc
+        except TimeoutError:
+            raise CoordinationUnavailableError(f"ZooKeeper: no answer in {timeout}s") from None
 
     def _post(self, fn: Callable[..., None], *args: Any) -> None:
         """Hand a result to the loop thread (dropped once the loop is gone)."""

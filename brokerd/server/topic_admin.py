@@ -16,7 +16,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from brokerd.coordination.assignment import AssignmentError, assign_replicas
-from brokerd.coordination.zk import TopicExistsError, TopicNotFoundError
+from brokerd.coordination.zk import (
+    CoordinationUnavailableError,
+    TopicExistsError,
+    TopicNotFoundError,
+)
 from brokerd.protocol import ErrorCode
 
 if TYPE_CHECKING:
@@ -131,6 +135,8 @@ async def create_topic(
         await broker.coordinator.create_topic(name, replicas, configs, uuid.uuid4())
     except TopicExistsError:
         return AdminResult(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} exists"), {}
+    except CoordinationUnavailableError as exc:
+        return AdminResult(ErrorCode.REQUEST_TIMED_OUT, str(exc)), {}
     if not await broker.cache.wait_until(lambda: broker.cache.has_leaders(name), timeout_s):
         return AdminResult(ErrorCode.REQUEST_TIMED_OUT,
                            "created, but leaders were not elected in time"), replicas
@@ -172,6 +178,8 @@ async def add_partitions(
         await broker.coordinator.set_partitions(name, replicas)
     except TopicNotFoundError:
         return AdminResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
+    except CoordinationUnavailableError as exc:
+        return AdminResult(ErrorCode.REQUEST_TIMED_OUT, str(exc))
 
     def grown() -> bool:
         topic = broker.cache.topic(name)

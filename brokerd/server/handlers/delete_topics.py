@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from brokerd.coordination.zk import CoordinationUnavailableError
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.server.handlers.metadata import ZERO_UUID
 
@@ -38,7 +39,10 @@ async def _delete(broker: Broker, name: str | None, topic_id: uuid.UUID, timeout
     if not broker.config.delete_topic_enable:
         return {**entry, "error_code": int(ErrorCode.TOPIC_DELETION_DISABLED)}
     assert broker.coordinator is not None
-    await broker.coordinator.delete_topic(metadata.name)
+    try:
+        await broker.coordinator.delete_topic(metadata.name)
+    except CoordinationUnavailableError as exc:
+        return {**entry, "error_code": int(ErrorCode.REQUEST_TIMED_OUT), "error_message": str(exc)}
     gone = await broker.cache.wait_until(lambda: broker.cache.topic(metadata.name) is None,
                                          timeout_s)
     error = ErrorCode.NONE if gone else ErrorCode.REQUEST_TIMED_OUT

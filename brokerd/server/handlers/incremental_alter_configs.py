@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from brokerd.coordination.zk import CoordinationUnavailableError
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.server import topic_admin
 from brokerd.server.handlers.describe_configs import TOPIC
@@ -68,7 +69,11 @@ async def _alter(broker: Broker, resource: dict[str, Any], validate_only: bool
         return {**result, "error_code": int(check.error_code), "error_message": check.error_message}
     if not validate_only:
         assert broker.coordinator is not None
-        await broker.coordinator.set_topic_config(name, updated)
+        try:
+            await broker.coordinator.set_topic_config(name, updated)
+        except CoordinationUnavailableError as exc:
+            return {**result, "error_code": int(ErrorCode.REQUEST_TIMED_OUT),
+                    "error_message": str(exc)}
     return result
 
 

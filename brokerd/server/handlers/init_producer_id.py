@@ -3,13 +3,15 @@
 Ids come from this broker's block (``server.producer_ids``), so they are unique across
 the cluster.  A non-transactional producer that re-initialises (KIP-360 sends its old id
 and epoch) simply gets a fresh id with epoch 0, as Kafka does.  Transactions are not
-implemented yet: a transactional id is answered COORDINATOR_NOT_AVAILABLE.
+implemented yet: a transactional id is answered COORDINATOR_NOT_AVAILABLE, as is any
+request while ZooKeeper cannot hand out a new block (clients retry that error).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from brokerd.coordination.zk import CoordinationUnavailableError
 from brokerd.protocol import ApiKey, ErrorCode
 
 if TYPE_CHECKING:
@@ -21,9 +23,13 @@ MIN_VERSION, MAX_VERSION = 0, 4
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    unavailable = {"throttle_time_ms": 0, "error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE),
+                   "producer_id": -1, "producer_epoch": -1}
     if request.body["transactional_id"] is not None:
-        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE),
-                "producer_id": -1, "producer_epoch": -1}
-    producer_id = await broker.producer_ids.next_id()
+        return unavailable
+    try:
+        producer_id = await broker.producer_ids.next_id()
+    except CoordinationUnavailableError:
+        return unavailable  # retriable: the client asks again
     return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id,
             "producer_epoch": 0}
