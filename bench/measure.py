@@ -39,6 +39,23 @@ def process_cpu_seconds(pid: int) -> float:
     return cpu_ticks_from_stat(stat_line) / CLOCK_TICKS_PER_SECOND
 
 
+def machine_busy_ticks_from_stat(proc_stat: str) -> int:
+    """Non-idle clock ticks of all CPUs together, from the text of ``/proc/stat``.
+
+    Its first line is ``cpu user nice system idle iowait irq softirq steal guest
+    guest_nice``; busy = user + nice + system + irq + softirq + steal (guest time is
+    already counted inside user and nice, idle and iowait are not busy).
+    """
+    fields = [int(v) for v in proc_stat.split("\n", 1)[0].split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return user + nice + system + irq + softirq + steal
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds every process on this machine has used so far (all cores summed)."""
+    return machine_busy_ticks_from_stat(Path("/proc/stat").read_text()) / CLOCK_TICKS_PER_SECOND
+
+
 def own_cpu_seconds() -> float:
     """CPU seconds (user + system) this process has used so far; ``os.times`` counts
     every thread, so librdkafka's background threads are included."""
@@ -48,41 +65,51 @@ def own_cpu_seconds() -> float:
 
 @dataclass(frozen=True)
 class CpuSample:
-    """One instant: wall clock plus the CPU used so far by this process and the broker."""
+    """One instant: wall clock plus the CPU used so far by this process, the broker and
+    the whole machine."""
 
     wall: float
     own_cpu: float
     broker_cpu: float
+    machine_cpu: float
 
     @classmethod
     def take(cls, broker_pid: int) -> CpuSample:
-        return cls(time.perf_counter(), own_cpu_seconds(), process_cpu_seconds(broker_pid))
+        return cls(time.perf_counter(), own_cpu_seconds(), process_cpu_seconds(broker_pid),
+                   machine_busy_seconds())
 
 
 @dataclass(frozen=True)
 class Window:
-    """What happened between two samples: the denominator of every rate and share."""
+    """What happened between two samples: the denominator of every rate and share.
+
+    ``other_cpu_share`` is what every other process on the machine used meanwhile
+    (machine - client - broker, in cores): on a shared machine it says how much the
+    figures were disturbed.
+    """
 
     seconds: float
     client_cpu_share: float
     broker_cpu_share: float
+    other_cpu_share: float
 
     @classmethod
     def between(cls, start: CpuSample, end: CpuSample) -> Window:
         seconds = end.wall - start.wall
         if seconds <= 0:
             raise ValueError("a measurement window must have a positive length")
-        return cls(
-            seconds,
-            (end.own_cpu - start.own_cpu) / seconds,
-            (end.broker_cpu - start.broker_cpu) / seconds,
-        )
+        client = (end.own_cpu - start.own_cpu) / seconds
+        broker = (end.broker_cpu - start.broker_cpu) / seconds
+        machine = (end.machine_cpu - start.machine_cpu) / seconds
+        # /proc/stat and the per-process counters tick separately: never report < 0.
+        return cls(seconds, client, broker, max(machine - client - broker, 0.0))
 
     def as_dict(self) -> dict[str, float]:
         return {
             "seconds": round(self.seconds, 3),
             "client_cpu_share": round(self.client_cpu_share, 3),
             "broker_cpu_share": round(self.broker_cpu_share, 3),
+            "other_cpu_share": round(self.other_cpu_share, 3),
         }
 
 

@@ -52,7 +52,10 @@ def ratio(numerator: float | None, denominator: float | None) -> str:
 def render(results: dict[str, Any]) -> str:
     """The whole report as text, one section per kind of measurement."""
     lines = [f"brokerd data-plane benchmark  ({results['started_at']}, {results['cpus']} CPUs, "
-             f"MB = 10^6 payload bytes, CPU share = CPU s / wall s)", ""]
+             f"load average {results['load_average']:.1f} before the run)",
+             "MB = 10^6 payload bytes; CPU = CPU seconds / wall seconds in cores: the client, "
+             "the broker, and every other process on the machine; /loopback and /file write "
+             "= MB/s over the machine ceiling below", ""]
     lines += _throughput_section(results)
     lines += _latency_section(results.get("latency", {}))
     lines += _ceiling_section(results.get("ceiling", {}))
@@ -66,14 +69,14 @@ def _row(cells: list[str], widths: list[int]) -> str:
 
 
 def _throughput_section(results: dict[str, Any]) -> list[str]:
-    widths = [16, 12, 9, 9, 9, 8, 8, 9, 22]
+    widths = [16, 12, 9, 8, 8, 8, 8, 7, 7, 22]
     ceiling = results.get("ceiling", {})
     loopback = ceiling.get("loopback_tcp_mb_per_second")
     file_write = ceiling.get("file_write_mb_per_second")
     verdicts = target_verdicts(results)
-    lines = [_row(["phase", "records", "rec/s", "MB/s", "client", "broker", "/loop", "/file",
-                   "target"], widths),
-             _row(["", "", "", "", "CPU", "CPU", "back", "write", ""], widths)]
+    lines = [_row(["phase", "records", "rec/s", "MB/s", "client", "broker", "other", "/loop",
+                   "/file", "target"], widths),
+             _row(["", "", "", "", "CPU", "CPU", "CPU", "back", "write", ""], widths)]
     for phase, figures in results["throughput"].items():
         if "error" in figures:
             lines.append(f"{phase:<16}FAILED: {figures['error']}")
@@ -82,6 +85,7 @@ def _throughput_section(results: dict[str, Any]) -> list[str]:
         lines.append(_row([
             phase, f"{figures['records']:,}", f"{figures['records_per_second']:,}", f"{mb:.1f}",
             f"{figures['client_cpu_share']:.2f}", f"{figures['broker_cpu_share']:.2f}",
+            f"{figures['other_cpu_share']:.2f}",
             ratio(mb, loopback), ratio(mb, file_write) if "produce" in phase else "-",
             verdicts.get(phase, "")], widths))
     return lines + [""]
@@ -100,7 +104,8 @@ def _latency_section(latency: dict[str, Any]) -> list[str]:
         f"{latency['seconds']:g} s, acks=1, linger.ms=5): "
         f"p50 {consumer['p50_ms']:.2f} ms, p99 {consumer['p99_ms']:.2f} ms, "
         f"max {consumer['max_ms']:.2f} ms over {consumer['records']:,} records; "
-        f"broker CPU {producer['broker_cpu_share']:.2f}", ""]
+        f"broker CPU {producer['broker_cpu_share']:.2f}, "
+        f"other CPU {producer['other_cpu_share']:.2f}", ""]
 
 
 def _ceiling_section(ceiling: dict[str, Any]) -> list[str]:

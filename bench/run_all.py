@@ -148,6 +148,7 @@ def run_benchmark(plan: Plan) -> dict[str, Any]:
     results: dict[str, Any] = {
         "started_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
         "cpus": os.cpu_count(),
+        "load_average": os.getloadavg()[0],
         "plan": dataclasses.asdict(plan),
     }
     cluster = Cluster.start()

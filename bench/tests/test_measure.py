@@ -12,6 +12,7 @@ from bench.measure import (
     CpuSample,
     Window,
     cpu_ticks_from_stat,
+    machine_busy_ticks_from_stat,
     megabytes_per_second,
     own_cpu_seconds,
     percentile,
@@ -44,15 +45,26 @@ def test_proc_reading_of_this_process_tracks_os_times() -> None:
 
 
 def test_window_shares_are_cpu_seconds_over_wall_seconds() -> None:
-    window = Window.between(CpuSample(10.0, 1.0, 5.0), CpuSample(14.0, 3.0, 9.0))
+    window = Window.between(CpuSample(10.0, 1.0, 5.0, 100.0), CpuSample(14.0, 3.0, 9.0, 108.0))
     assert window.seconds == 4.0
     assert window.client_cpu_share == 0.5
     assert window.broker_cpu_share == 1.0
+    assert window.other_cpu_share == 0.5  # 8 s busy over 4 s = 2 cores, minus 1.5
+
+
+def test_other_share_never_negative_when_counters_disagree() -> None:
+    window = Window.between(CpuSample(0.0, 0.0, 0.0, 0.0), CpuSample(1.0, 0.6, 0.6, 1.1))
+    assert window.other_cpu_share == 0.0
+
+
+def test_machine_busy_ticks_exclude_idle_and_iowait() -> None:
+    proc_stat = "cpu  100 2 30 5000 70 4 5 6 0 0\ncpu0 50 1 15 2500 35 2 2 3 0 0\n"
+    assert machine_busy_ticks_from_stat(proc_stat) == 100 + 2 + 30 + 4 + 5 + 6
 
 
 def test_empty_window_is_rejected() -> None:
     with pytest.raises(ValueError):
-        Window.between(CpuSample(1.0, 0, 0), CpuSample(1.0, 0, 0))
+        Window.between(CpuSample(1.0, 0, 0, 0), CpuSample(1.0, 0, 0, 0))
 
 
 def test_nearest_rank_percentiles() -> None:

@@ -13,11 +13,11 @@ from bench.report import ratio, render, target_verdicts, write_json
 def figures(records_per_second: int, mb_per_second: float) -> dict[str, Any]:
     return {"records": 1000, "records_per_second": records_per_second,
             "mb_per_second": mb_per_second, "seconds": 1.0, "client_cpu_share": 0.5,
-            "broker_cpu_share": 0.9}
+            "broker_cpu_share": 0.9, "other_cpu_share": 0.1}
 
 
 def results(**throughput: dict[str, Any]) -> dict[str, Any]:
-    return {"started_at": "2026-01-01 00:00:00Z", "cpus": 2,
+    return {"started_at": "2026-01-01 00:00:00Z", "cpus": 2, "load_average": 0.5,
             "throughput": {k.replace("_", " "): v for k, v in throughput.items()},
             "ceiling": {"bytes": 10**9, "loopback_tcp_mb_per_second": 1000.0,
                         "file_write_mb_per_second": 500.0,
