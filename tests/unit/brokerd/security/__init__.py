@@ -1,0 +1,1 @@
+"""Unit tests for brokerd.security (authentication, ACLs, namespaces)."""
