@@ -127,7 +127,9 @@ class Harness:
         client's JoinGroup response."""
         tokens = {client: self.join(version=3, client_id=client, **kwargs)[0]
                   for client in clients}
-        self.advance(self.shard.config.initial_rebalance_delay_ms)
+        # Members joining during the initial delay re-arm it (as in Kafka), so step on.
+        while not all(token in self.answers for token in tokens.values()):
+            self.advance(self.shard.config.initial_rebalance_delay_ms)
         return {client: self.answers[token] for client, token in tokens.items()}
 
     def stable_group(self, *clients: str, **kwargs: Any) -> dict[str, str]:
@@ -137,8 +139,10 @@ class Harness:
         ids = {client: response["member_id"] for client, response in joined.items()}
         leader = next(r["leader"] for r in joined.values())
         generation = next(iter(joined.values()))["generation_id"]
-        for client, member_id in ids.items():
+        group_id = kwargs.get("group_id", "g")
+        for member_id in ids.values():
             if member_id != leader:
-                self.sync(member_id, generation)
-        self.sync(leader, generation, {m: c.encode() for c, m in ids.items()})
+                self.sync(member_id, generation, group_id=group_id)
+        self.sync(leader, generation, {m: c.encode() for c, m in ids.items()},
+                  group_id=group_id)
         return ids
