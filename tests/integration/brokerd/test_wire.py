@@ -8,6 +8,7 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -156,3 +157,20 @@ def _raw_request(api_key: int, version: int, correlation_id: int) -> bytes:
     client_id = b"raw"
     body = struct.pack(">hhih", api_key, version, correlation_id, len(client_id)) + client_id
     return struct.pack(">i", len(body)) + body
+
+
+def test_auto_creation_follows_broker_and_client_settings(
+        start_broker: Callable[..., BrokerProcess]) -> None:
+    enabled = WireClient(start_broker(broker_id=1).port)
+    asked = {"topics": [{"name": "auto"}], "allow_auto_topic_creation": False}
+    topic = enabled.request(ApiKey.METADATA, 12, asked)["topics"][0]
+    assert topic["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    asked["allow_auto_topic_creation"] = True
+    topic = enabled.request(ApiKey.METADATA, 12, asked)["topics"][0]
+    assert topic["error_code"] == 0 and topic["partitions"][0]["leader_id"] == 1
+    assert topic["partitions"][0]["leader_epoch"] == 0
+    disabled = WireClient(start_broker(broker_id=2, auto_create_topics_enable="false").port)
+    topic = disabled.request(ApiKey.METADATA, 12, {"topics": [{"name": "other"}]})["topics"][0]
+    assert topic["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    brokers = disabled.request(ApiKey.METADATA, 12, {"topics": []})["brokers"]
+    assert sorted(b["node_id"] for b in brokers) == [1, 2]

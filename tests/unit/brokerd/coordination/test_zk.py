@@ -128,3 +128,28 @@ def test_second_broker_and_stale_registration(zk_connect: str, zk: KazooClient) 
     blocks = asyncio.run(scenario())
     other.stop()
     assert [(b.broker_id, b.start) for b in blocks] == [(1, 0), (2, 1000), (1, 2000)]
+
+
+def test_reregisters_after_session_expiry(zk_connect: str, zk: KazooClient) -> None:
+    async def scenario() -> None:
+        events = Events()
+        broker = coordinator(zk_connect, 1, events)
+        await broker.start()
+        old_owner = zk.exists("/brokers/ids/1").ephemeralOwner
+        # Kazoo's test-harness trick: a second client on the same session id closes it.
+        session_id, password = broker._client.client_id
+        thief = KazooClient(hosts=zk_connect.split("/")[0], client_id=(session_id, password))
+        thief.start()
+        thief.stop()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10
+        while True:
+            stat = zk.exists("/brokers/ids/1")
+            if stat is not None and stat.ephemeralOwner != old_owner:
+                break
+            assert loop.time() < deadline, "broker did not re-register"
+            await asyncio.sleep(0.1)
+        await events.until(lambda: events.controller == 1)
+        await broker.close()
+
+    asyncio.run(scenario())
