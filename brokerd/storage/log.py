@@ -300,6 +300,20 @@ class Log:
                 return max(header.base_offset, self._log_start), header.max_timestamp
         return None
 
+    def max_timestamp_offset(self) -> tuple[int, int] | None:
+        """(base offset, timestamp) of the first batch holding the log's largest timestamp
+        (ListOffsets' MAX_TIMESTAMP), from each segment's tracked maximum; None if no batch
+        has a timestamp."""
+        best: LogSegment | None = None
+        for segment in self._segments:
+            if segment.max_timestamp >= 0 and (
+                best is None or segment.max_timestamp > best.max_timestamp
+            ):
+                best = segment
+        if best is None:
+            return None
+        return max(best.offset_of_max_timestamp, self._log_start), best.max_timestamp
+
     # -- log start, retention, truncation -----------------------------------------------
     def delete_records_before(self, offset: int) -> int:
         """DeleteRecords: move the log start to ``offset`` (-1 = high watermark), which

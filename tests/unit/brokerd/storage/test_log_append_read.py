@@ -150,3 +150,13 @@ def test_follower_append_keeps_leader_offsets_and_epochs(open_log: OpenLog) -> N
     assert follower_dir_log.leader_epoch_cache.entries == [(3, 0), (4, 2)]
     with pytest.raises(Exception, match="expected 3"):
         follower_dir_log.append_as_follower(memoryview(data))
+
+
+def test_max_timestamp_offset(open_log: OpenLog) -> None:
+    log = open_log()
+    assert log.max_timestamp_offset() is None
+    for timestamp in (NOW_MS, NOW_MS + 50, NOW_MS + 10):
+        log.append_as_leader(batch(2, timestamp=timestamp), 0)
+        log.roll()
+    log.append_as_leader(batch(1, timestamp=NOW_MS + 51), 0)  # ties the maximum later
+    assert log.max_timestamp_offset() == (2, NOW_MS + 51)
