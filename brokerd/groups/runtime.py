@@ -347,10 +347,11 @@ class GroupCoordinator:
             return
         delay_s = max(deadline - self._clock(), 0) / 1000
         owned.timers[group_id] = asyncio.get_running_loop().call_later(
-            delay_s, self._spawn, self._fire_timers(owned, group_id))
+            delay_s, self._on_timer, owned, group_id)
 
-    def _spawn(self, work: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(work)
+    def _on_timer(self, owned: _Partition, group_id: str) -> None:
+        """Timer callbacks cannot await: the expiry runs as a task, under the group lock."""
+        task = asyncio.ensure_future(self._fire_timers(owned, group_id))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
