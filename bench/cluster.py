@@ -2,9 +2,9 @@
 
 Both live in one temporary directory (ZooKeeper's data, the broker's log dir and its
 output) that :meth:`Cluster.stop` removes.  The broker is started exactly as an operator
-would (``python -m brokerd serve …``) or, for profiling, under
-``python -m cProfile -o FILE -m brokerd serve …``; cProfile writes FILE when the broker
-exits after SIGTERM, which is why :meth:`Cluster.stop` always stops it gracefully first.
+would (``python -m brokerd serve …``) or, for profiling, through
+:mod:`bench.profiled_broker`, which writes its profile when the broker exits after SIGTERM;
+that is why :meth:`Cluster.stop` always stops the broker gracefully first.
 """
 
 from __future__ import annotations
@@ -59,11 +59,12 @@ class Cluster:
         workdir = Path(tempfile.mkdtemp(prefix="bench-"))
         zookeeper = start_zookeeper()
         port = free_port()
-        launcher = [sys.executable]
-        if profile_to is not None:
-            launcher += ["-m", "cProfile", "-o", str(profile_to)]
+        if profile_to is None:
+            launcher = [sys.executable, "-m", "brokerd"]
+        else:
+            launcher = [sys.executable, "-m", "bench.profiled_broker", str(profile_to)]
         command = launcher + [
-            "-m", "brokerd", "serve", "--broker-id", "1",
+            "serve", "--broker-id", "1",
             "--listeners", f"PLAINTEXT://127.0.0.1:{port}",
             "--zookeeper", zookeeper.address + ZOOKEEPER_CHROOT,
             "--log-dirs", str(workdir / "logs"), "--log-level", "WARNING",

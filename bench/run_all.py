@@ -12,7 +12,8 @@ Every phase is bounded in records and in seconds, so the whole run stays well un
 minutes; a phase that fails is reported as failed and the others still run.
 
 ``--profile PHASE`` instead runs the broker under cProfile for that one throughput phase
-(a consume phase first produces what it reads, so its profile includes that produce) and
+(a consume phase first produces what it reads, so its profile includes that produce; the
+profile clock is the event loop's CPU time, see :mod:`bench.profiled_broker`) and
 prints the broker's hottest functions.
 """
 
