@@ -1,0 +1,84 @@
+"""The coordinator's :class:`~brokerd.groups.runtime.OffsetsLog` over hosted replicas.
+
+``__consumer_offsets`` is an ordinary compacted topic; this adapter reads and appends its
+partitions through the replication layer, so the coordinator never touches files itself.
+
+Durability rule (Kafka's ``offsets.commit.required.acks = -1``): an append is complete only
+when the high watermark has passed its last offset, i.e. every in-sync replica has it; only
+then may the coordinator answer.  With a single replica the high watermark moves with the
+append; with followers it moves when they fetch, which the adapter waits for (polling, as
+the replication layer has no high-watermark listener yet) up to ``commit_timeout_ms``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+
+from brokerd.protocol.records import decode_records, iter_batches
+from brokerd.replication.manager import ReplicaManager
+from brokerd.replication.partition import Partition
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+#: Topic configs the offsets topic is created with (Kafka's): compacted so each key keeps its
+#: latest value, 100 MiB segments so compaction has closed segments to work on soon enough.
+OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(100 * 1024 * 1024),
+                         "compression.type": "producer"}
+
+_POLL_S = 0.005
+
+
+class NotOffsetsLeaderError(Exception):
+    """This broker does not (or no longer) lead the offsets partition."""
+
+
+class ReplicaOffsetsLog:
+    """Reads and appends ``__consumer_offsets`` partitions led by this broker."""
+
+    def __init__(self, replicas: ReplicaManager, commit_timeout_ms: int = 5000,
+                 read_chunk_bytes: int = 1024 * 1024) -> None:
+        self._replicas = replicas
+        self._commit_timeout_ms = commit_timeout_ms
+        self._read_chunk_bytes = read_chunk_bytes
+
+    def _hosted(self, partition: int) -> Partition:
+        hosted = self._replicas.get(OFFSETS_TOPIC, partition)
+        if hosted is None:
+            raise NotOffsetsLeaderError(f"{OFFSETS_TOPIC}-{partition} is not hosted here")
+        return hosted
+
+    def read_partition(self, partition: int) -> Iterator[tuple[bytes | None, bytes | None]]:
+        """Records from the log start to the high watermark (committed data only), in
+        chunks so a large partition is never read into memory at once.  Control batches
+        (transaction markers) carry no coordinator records and are skipped."""
+        hosted = self._hosted(partition)
+        offset = hosted.log_start_offset
+        end = hosted.high_watermark
+        while offset < end:
+            data = hosted.log.read(offset, self._read_chunk_bytes, max_offset=end).read()
+            progressed = False
+            for position, header in iter_batches(data):
+                if not header.is_control:
+                    for record in decode_records(data, position, header):
+                        if record.offset >= offset:  # the log start may fall inside a batch
+                            yield record.key, record.value
+                offset = header.last_offset + 1
+                progressed = True
+            if not progressed:
+                return
+
+    async def append(self, partition: int, batch: bytes) -> int:
+        """Append as leader and wait until the batch is committed; return its base offset."""
+        hosted = self._hosted(partition)
+        result = hosted.append_as_leader(memoryview(batch))
+        deadline = time.monotonic() + self._commit_timeout_ms / 1000
+        while hosted.high_watermark <= result.last_offset:
+            if self._replicas.get(OFFSETS_TOPIC, partition) is not hosted:
+                raise NotOffsetsLeaderError(f"lost leadership of {OFFSETS_TOPIC}-{partition}")
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"{OFFSETS_TOPIC}-{partition} did not commit offset "
+                                   f"{result.last_offset} in {self._commit_timeout_ms} ms")
+            await asyncio.sleep(_POLL_S)
+        return result.base_offset
