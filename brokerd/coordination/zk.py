@@ -32,10 +32,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
+from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch
 
-from brokerd.coordination import znodes
+from brokerd.coordination import writes, znodes
 from brokerd.coordination.assignment import initial_state
 from brokerd.coordination.znodes import (
     BrokerRegistration,
@@ -49,14 +49,6 @@ T = TypeVar("T")
 # How long a request handler waits for a ZooKeeper operation before answering with a
 # retriable error (the broker keeps serving data meanwhile).
 OPERATION_TIMEOUT_S = 10.0
-
-
-class TopicExistsError(Exception):
-    """CreateTopics for a name ZooKeeper already has."""
-
-
-class TopicNotFoundError(Exception):
-    """An update for a topic ZooKeeper does not have."""
 
 
 class CoordinationUnavailableError(Exception):
@@ -139,7 +131,7 @@ class ZkCoordinator:
         for path in (znodes.BROKER_IDS, znodes.TOPICS, znodes.TOPIC_CONFIGS,
                      znodes.DELETE_TOPICS):
             self._client.ensure_path(path)
-        self.cluster_id = self._cluster_id_sync()
+        self.cluster_id = writes.read_or_create_cluster_id(self._client)
         self._register_sync()
         self._client.add_listener(self._on_state)
         ChildrenWatch(self._client, znodes.BROKER_IDS, self._on_broker_children)
@@ -220,16 +212,6 @@ class ZkCoordinator:
 
     # ---- registration and controller -------------------------------------------------
 
-    def _cluster_id_sync(self) -> str:
-        """Read ``/cluster/id``, creating it on first start (Kafka's format and id style)."""
-        try:
-            self._client.create(znodes.CLUSTER_ID, znodes.encode_cluster_id(uuid.uuid4()),
-                                makepath=True)
-        except NodeExistsError:
-            pass
-        data, _ = self._client.get(znodes.CLUSTER_ID)
-        return znodes.decode_cluster_id(data)
-
     def _register_sync(self) -> None:
         path = znodes.broker_path(self.broker_id)
         data = self._registration.encode(int(self._clock() * 1000))
@@ -262,7 +244,7 @@ class ZkCoordinator:
         try:
             self._client.create(znodes.CONTROLLER,
                                 znodes.encode_controller(self.broker_id, now_ms), ephemeral=True)
-            self.controller_epoch = self._bump_controller_epoch()
+            self.controller_epoch = writes.bump_controller_epoch(self._client)
             self.controller_id = self.broker_id
             log.info("broker %d is the controller (epoch %d)", self.broker_id,
                      self.controller_epoch)
@@ -279,23 +261,6 @@ class ZkCoordinator:
             for name in self._client.get_children(znodes.TOPICS):
                 self._refresh_topic_sync(name)
             self._delete_requested_sync(self._client.get_children(znodes.DELETE_TOPICS))
-
-    def _bump_controller_epoch(self) -> int:
-        while True:
-            try:
-                data, stat = self._client.get(znodes.CONTROLLER_EPOCH)
-            except NoNodeError:
-                try:
-                    self._client.create(znodes.CONTROLLER_EPOCH, b"1")
-                    return 1
-                except NodeExistsError:
-                    continue
-            epoch = int(data or b"0") + 1
-            try:
-                self._client.set(znodes.CONTROLLER_EPOCH, str(epoch).encode(), stat.version)
-                return epoch
-            except BadVersionError:
-                continue
 
     def _on_controller_event(self, event: Any) -> None:
         self._submit(self._elect_sync)
@@ -402,76 +367,29 @@ class ZkCoordinator:
         if not self.is_controller:
             return
         for name in names:
-            self._delete_topic_sync(name)
+            writes.delete_topic(self._client, name)
             self._client.delete(f"{znodes.DELETE_TOPICS}/{name}")
 
-    # ---- writes (async API for request handlers) -------------------------------------
+    # ---- writes (async API for request handlers; the ZooKeeper work is in ``writes``) ---
 
     async def create_topic(self, name: str, replicas: dict[int, tuple[int, ...]],
-                           config: dict[str, str], topic_id: Any) -> None:
-        """Write config then assignment (Kafka's order: a watcher never sees a topic
-        without its config).  Raises :class:`TopicExistsError`."""
-        await self._run(self._create_topic_sync, name, TopicAssignment(topic_id, replicas), config)
-
-    def _create_topic_sync(self, name: str, assignment: TopicAssignment,
-                           config: dict[str, str]) -> None:
-        if self._client.exists(znodes.topic_path(name)):
-            raise TopicExistsError(name)
-        self._set_or_create(znodes.topic_config_path(name), znodes.encode_topic_config(config))
-        try:
-            self._client.create(znodes.topic_path(name), assignment.encode())
-        except NodeExistsError:
-            raise TopicExistsError(name) from None
+                           config: dict[str, str], topic_id: uuid.UUID) -> None:
+        """Raises :class:`TopicExistsError` when ZooKeeper already has ``name``."""
+        await self._run(writes.create_topic, self._client, name,
+                        TopicAssignment(topic_id, replicas), config)
 
     async def delete_topic(self, name: str) -> None:
-        await self._run(self._delete_topic_sync, name)
-
-    def _delete_topic_sync(self, name: str) -> None:
-        self._client.delete(znodes.topic_path(name), recursive=True)
-        self._client.delete(znodes.topic_config_path(name), recursive=True)
+        await self._run(writes.delete_topic, self._client, name)
 
     async def set_partitions(self, name: str, replicas: dict[int, tuple[int, ...]]) -> None:
-        """Replace a topic's assignment (CreatePartitions), keeping its topic id."""
-        await self._run(self._set_partitions_sync, name, replicas)
-
-    def _set_partitions_sync(self, name: str, replicas: dict[int, tuple[int, ...]]) -> None:
-        try:
-            data, stat = self._client.get(znodes.topic_path(name))
-        except NoNodeError:
-            raise TopicNotFoundError(name) from None
-        current = TopicAssignment.decode(name, data)
-        updated = TopicAssignment(current.topic_id, {**current.replicas, **replicas})
-        self._client.set(znodes.topic_path(name), updated.encode(), stat.version)
+        """Add partitions to a topic's assignment (CreatePartitions), keeping its id.
+        Raises :class:`TopicNotFoundError`."""
+        await self._run(writes.add_partitions, self._client, name, replicas)
 
     async def set_topic_config(self, name: str, config: dict[str, str]) -> None:
-        await self._run(self._set_or_create, znodes.topic_config_path(name),
+        await self._run(writes.set_or_create, self._client, znodes.topic_config_path(name),
                         znodes.encode_topic_config(config))
-
-    def _set_or_create(self, path: str, data: bytes) -> None:
-        try:
-            self._client.set(path, data)
-        except NoNodeError:
-            self._client.create(path, data, makepath=True)
 
     async def allocate_producer_id_block(self) -> znodes.ProducerIdBlock:
         """Claim the next block of producer ids (a conditional update: unique cluster-wide)."""
-        return await self._run(self._allocate_block_sync)
-
-    def _allocate_block_sync(self) -> znodes.ProducerIdBlock:
-        while True:
-            try:
-                data, stat = self._client.get(znodes.PRODUCER_ID_BLOCK)
-            except NoNodeError:
-                block = znodes.next_producer_id_block(None, self.broker_id)
-                try:
-                    self._client.create(znodes.PRODUCER_ID_BLOCK, block.encode())
-                    return block
-                except NodeExistsError:
-                    continue
-            block = znodes.next_producer_id_block(znodes.ProducerIdBlock.decode(data),
-                                                  self.broker_id)
-            try:
-                self._client.set(znodes.PRODUCER_ID_BLOCK, block.encode(), stat.version)
-                return block
-            except BadVersionError:
-                continue
+        return await self._run(writes.claim_producer_id_block, self._client, self.broker_id)

@@ -16,11 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from brokerd.coordination.assignment import AssignmentError, assign_replicas
-from brokerd.coordination.zk import (
-    CoordinationUnavailableError,
-    TopicExistsError,
-    TopicNotFoundError,
-)
+from brokerd.coordination.writes import TopicExistsError, TopicNotFoundError
+from brokerd.coordination.zk import CoordinationUnavailableError
 from brokerd.protocol import ErrorCode
 
 if TYPE_CHECKING:

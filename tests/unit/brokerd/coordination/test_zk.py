@@ -10,7 +10,8 @@ from typing import Any
 from kazoo.client import KazooClient
 
 from brokerd.coordination import znodes
-from brokerd.coordination.zk import TopicExistsError, ZkCoordinator
+from brokerd.coordination.writes import TopicExistsError
+from brokerd.coordination.zk import ZkCoordinator
 from brokerd.coordination.znodes import BrokerRegistration, TopicMetadata
 
 

@@ -1,0 +1,116 @@
+"""ZooKeeper writes in Kafka's formats, as functions of a connected kazoo client.
+
+Why separate from the session class: each function is one conditional update with its
+own race handling (``NodeExists`` / ``BadVersion`` -> re-read and retry), readable on its
+own.  All run on the coordinator's ZooKeeper thread, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+
+from brokerd.coordination import znodes
+from brokerd.coordination.znodes import TopicAssignment
+
+
+class TopicExistsError(Exception):
+    """CreateTopics for a name ZooKeeper already has."""
+
+
+class TopicNotFoundError(Exception):
+    """An update for a topic ZooKeeper does not have."""
+
+
+def read_or_create_cluster_id(client: KazooClient) -> str:
+    """``/cluster/id``, created by the first broker ever to start in this chroot."""
+    try:
+        client.create(znodes.CLUSTER_ID, znodes.encode_cluster_id(uuid.uuid4()), makepath=True)
+    except NodeExistsError:
+        pass
+    data, _ = client.get(znodes.CLUSTER_ID)
+    return znodes.decode_cluster_id(data)
+
+
+def bump_controller_epoch(client: KazooClient) -> int:
+    """Increment ``/controller_epoch`` (created as 1) and return the new epoch."""
+    while True:
+        try:
+            data, stat = client.get(znodes.CONTROLLER_EPOCH)
+        except NoNodeError:
+            try:
+                client.create(znodes.CONTROLLER_EPOCH, b"1")
+                return 1
+            except NodeExistsError:
+                continue
+        epoch = int(data or b"0") + 1
+        try:
+            client.set(znodes.CONTROLLER_EPOCH, str(epoch).encode(), stat.version)
+            return epoch
+        except BadVersionError:
+            continue
+
+
+def create_topic(client: KazooClient, name: str, assignment: TopicAssignment,
+                 config: dict[str, str]) -> None:
+    """Config first, then the assignment (Kafka's order: a watcher that sees the topic
+    always finds its config)."""
+    if client.exists(znodes.topic_path(name)):
+        raise TopicExistsError(name)
+    set_or_create(client, znodes.topic_config_path(name), znodes.encode_topic_config(config))
+    try:
+        client.create(znodes.topic_path(name), assignment.encode())
+    except NodeExistsError:
+        raise TopicExistsError(name) from None
+
+
+def delete_topic(client: KazooClient, name: str) -> None:
+    """Remove the assignment (with partition states) and the config."""
+    client.delete(znodes.topic_path(name), recursive=True)
+    client.delete(znodes.topic_config_path(name), recursive=True)
+
+
+def add_partitions(client: KazooClient, name: str, replicas: dict[int, tuple[int, ...]]) -> None:
+    """Merge new partitions into the assignment; conditional on the version read."""
+    while True:
+        try:
+            data, stat = client.get(znodes.topic_path(name))
+        except NoNodeError:
+            raise TopicNotFoundError(name) from None
+        current = TopicAssignment.decode(name, data)
+        updated = TopicAssignment(current.topic_id, {**current.replicas, **replicas})
+        try:
+            client.set(znodes.topic_path(name), updated.encode(), stat.version)
+            return
+        except BadVersionError:
+            continue
+
+
+def set_or_create(client: KazooClient, path: str, data: bytes) -> None:
+    try:
+        client.set(path, data)
+    except NoNodeError:
+        client.create(path, data, makepath=True)
+
+
+def claim_producer_id_block(client: KazooClient, broker_id: int) -> znodes.ProducerIdBlock:
+    """Claim the block after ``/latest_producer_id_block`` by a conditional update, so two
+    brokers never get the same ids."""
+    while True:
+        try:
+            data, stat = client.get(znodes.PRODUCER_ID_BLOCK)
+        except NoNodeError:
+            block = znodes.next_producer_id_block(None, broker_id)
+            try:
+                client.create(znodes.PRODUCER_ID_BLOCK, block.encode())
+                return block
+            except NodeExistsError:
+                continue
+        block = znodes.next_producer_id_block(znodes.ProducerIdBlock.decode(data), broker_id)
+        try:
+            client.set(znodes.PRODUCER_ID_BLOCK, block.encode(), stat.version)
+            return block
+        except BadVersionError:
+            continue
