@@ -10,9 +10,10 @@ Isolation invariants (tested):
   ``acme`` sending ``globex.orders`` addresses ``acme.globex.orders``, never globex's topic.
   Tenant slugs are ``[a-z0-9-]+`` (no dot), so no tenant's prefix is a prefix of another's:
   ``acme.`` cannot start a name of tenant ``acme-eu`` (``acme-eu.``), nor the reverse.
-- ``to_tenant`` returns None for every name outside the tenant's prefix, including internal
-  topics (``__consumer_offsets``, ``__usage``, anything starting ``__``), so responses listing
-  the cluster's names (Metadata, ListGroups, …) filter through it.
+- ``to_tenant`` returns None for every name outside the tenant's prefix, so responses listing
+  the cluster's names (Metadata, ListGroups, …) filter through it.  That includes internal
+  topics (``__consumer_offsets``, ``__usage``, anything starting ``__``): a slug has no ``_``,
+  so no tenant prefix starts with ``__``.
 - The operator namespace is the identity: operators see the cluster as it is.
 
 Length: Kafka caps topic names at 249 characters, so a tenant may use at most
@@ -27,7 +28,6 @@ from brokerd.security.credentials import TENANT_SLUG
 from brokerd.security.principal import Principal
 
 SEPARATOR = "."
-INTERNAL_PREFIX = "__"
 MAX_TOPIC_NAME_LENGTH = 249  # Kafka's limit on a topic name (a file-name limit in disguise)
 
 
@@ -60,7 +60,7 @@ class TenantNamespace:
         """The name the client sees for a cluster-wide name, or None if it is not the tenant's."""
         if self.tenant is None:
             return cluster_name
-        if cluster_name.startswith(INTERNAL_PREFIX) or not cluster_name.startswith(self.prefix):
+        if not cluster_name.startswith(self.prefix):
             return None
         return cluster_name[len(self.prefix):]
 
