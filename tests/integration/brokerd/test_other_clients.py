@@ -96,3 +96,50 @@ def test_kcat_list_produce_consume(broker: BrokerProcess) -> None:
     assert len(records) == 500
     assert records[0] == "key0|value0|0|source=kcat"
     assert records[-1] == "key499|value499|499|source=kcat"
+
+
+def test_kafka_python_100k_records(broker: BrokerProcess) -> None:
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5,
+                             batch_size=256 * 1024)
+    futures = [producer.send("kp-big", key=b"k%d" % i, value=b"v%d" % i)
+               for i in range(100_000)]
+    producer.flush()
+    assert futures[-1].get(5).offset == 99_999
+    producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False,
+                             consumer_timeout_ms=5000, max_partition_fetch_bytes=10 << 20)
+    partition = TopicPartition("kp-big", 0)
+    consumer.assign([partition])
+    consumer.seek_to_beginning(partition)
+    offsets = [m.offset for _, m in zip(range(100_000), consumer, strict=False)]
+    consumer.close()
+    assert offsets == list(range(100_000))
+
+
+def test_aiokafka_100k_records(broker: BrokerProcess) -> None:
+    async def scenario() -> list[int]:
+        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5,
+                                    max_batch_size=256 * 1024)
+        await producer.start()
+        try:
+            futures = [await producer.send("ak-big", value=b"v%d" % i) for i in range(100_000)]
+            assert (await futures[-1]).offset == 99_999
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap,
+                                    enable_auto_commit=False, max_partition_fetch_bytes=10 << 20)
+        await consumer.start()
+        try:
+            partition = AioTopicPartition("ak-big", 0)
+            consumer.assign([partition])
+            await consumer.seek_to_beginning(partition)
+            offsets: list[int] = []
+            while len(offsets) < 100_000:
+                batch = await asyncio.wait_for(consumer.getmany(timeout_ms=1000,
+                                                                max_records=50_000), 10)
+                offsets += [m.offset for messages in batch.values() for m in messages]
+            return offsets
+        finally:
+            await consumer.stop()
+
+    assert asyncio.run(scenario()) == list(range(100_000))
