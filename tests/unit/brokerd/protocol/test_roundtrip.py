@@ -24,7 +24,7 @@ CASES = [
     for version in range(message.min_version, message.max_version + 1)
 ]
 IDS = [f"{m.api_key.name}-v{v}" for m, v in CASES]
-SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def test_every_listed_api_has_a_schema() -> None:
