@@ -80,7 +80,7 @@ class SaslAuthenticator(ABC):
         self._finished = False
         self.username: str | None = None
 
-    def step(self, client_bytes: bytes) -> SaslStep:
+    def step(self, client_bytes: bytes | memoryview) -> SaslStep:
         """Consume the client's next message; after ``done`` every further step fails."""
         if self._finished:
             return self._failure(msg.OTHER_ERROR, _failed("exchange already finished"))

@@ -1,22 +1,13 @@
-"""Shared fixtures: a credential store holding one tenant key and one operator user."""
+"""Shared fixture: the credential store of :mod:`.known_users` (PBKDF2 runs once per session)."""
 
 from __future__ import annotations
 
 import pytest
 
-from brokerd.security import UserCredentials, parse_user_credentials
-from tests.unit.brokerd.security.scram_client import user_znode
-
-TENANT_KEY = "K3YACMEORDERS000"
-TENANT_SECRET = "s3cret-for-acme"
-OPERATOR_USER = "admin"
-OPERATOR_SECRET = "operator-secret"
+from brokerd.security import UserCredentials
+from tests.unit.brokerd.security.known_users import known_users
 
 
 @pytest.fixture(scope="session")
 def users() -> dict[str, UserCredentials]:
-    return {
-        TENANT_KEY: parse_user_credentials(TENANT_KEY, user_znode(TENANT_SECRET)),
-        OPERATOR_USER: parse_user_credentials(
-            OPERATOR_USER, user_znode(OPERATOR_SECRET, principal=None, tenant=None)),
-    }
+    return known_users()

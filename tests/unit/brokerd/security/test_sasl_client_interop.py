@@ -11,7 +11,7 @@ from kafka.net.sasl.plain import SaslMechanismPlain
 from kafka.net.sasl.scram import SaslMechanismScram
 
 from brokerd.security import Principal, create_authenticator
-from tests.unit.brokerd.security.conftest import TENANT_KEY, TENANT_SECRET
+from tests.unit.brokerd.security.known_users import TENANT_KEY, TENANT_SECRET
 
 
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])

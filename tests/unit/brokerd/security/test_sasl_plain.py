@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from brokerd.security import Principal, SaslStep, create_authenticator, parse_user_credentials
 from brokerd.security.sasl import INVALID_CREDENTIALS
-from tests.unit.brokerd.security.conftest import (
+from tests.unit.brokerd.security.known_users import (
     OPERATOR_SECRET,
     OPERATOR_USER,
     TENANT_KEY,

@@ -18,7 +18,7 @@ from brokerd.security import (
     parse_user_credentials,
 )
 from brokerd.security.sasl import INVALID_CREDENTIALS, ScramAuthenticator
-from tests.unit.brokerd.security.conftest import (
+from tests.unit.brokerd.security.known_users import (
     OPERATOR_SECRET,
     OPERATOR_USER,
     TENANT_KEY,
