@@ -34,13 +34,13 @@ from brokerd.protocol.records import (
     patch_partition_leader_epoch,
     set_log_append_time,
 )
-from brokerd.storage import log_loader
+from brokerd.storage import log_loader, log_reads
 from brokerd.storage.checkpoint import LEADER_EPOCH_CHECKPOINT
 from brokerd.storage.config import LogConfig
 from brokerd.storage.errors import InvalidRecordError, OffsetOutOfRangeError
 from brokerd.storage.leader_epoch import LeaderEpochCache
 from brokerd.storage.producer_state import ProducerEntry
-from brokerd.storage.results import AppendResult, FileRegion, ReadResult
+from brokerd.storage.results import AppendResult, ReadResult
 from brokerd.storage.segment import LogSegment
 from brokerd.storage.validation import validate_record_set
 
@@ -142,7 +142,9 @@ class Log:
         return self._producers.producers.get(producer_id)
 
     # -- appends ------------------------------------------------------------------------
-    def append_as_leader(self, records: memoryview, leader_epoch: int) -> AppendResult:
+    def append_as_leader(
+        self, records: bytes | bytearray | memoryview, leader_epoch: int
+    ) -> AppendResult:
         """Validate, deduplicate, assign offsets and store one produce partition's data.
 
         Only the 61-byte batch headers are patched (base offset, partition leader epoch,
@@ -150,6 +152,7 @@ class Log:
         copied once so it can be patched.
         """
         now_ms = self._now_ms()
+        records = memoryview(records)
         validated = validate_record_set(records, self.config, now_ms, from_client=True)
         duplicate = self._producers.check(header for _, header in validated)
         if duplicate is not None:
@@ -173,12 +176,13 @@ class Log:
             headers[0].base_offset, headers[-1].last_offset, append_time, self._log_start
         )
 
-    def append_as_follower(self, records: memoryview) -> AppendResult:
+    def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendResult:
         """Store batches whose offsets and epochs the leader already assigned.
 
         Offsets must continue at or after the log end and increase (gaps are allowed:
         compaction on the leader removes offsets).
         """
+        records = memoryview(records)
         validated = validate_record_set(records, self.config, self._now_ms(), from_client=False)
         expected = self.log_end_offset
         headers = []
@@ -266,53 +270,26 @@ class Log:
                 f"offset {offset} outside [{self._log_start}, {end}] of {self.directory.name}"
             )
         upper = end if max_offset is None else min(max_offset, end)
-        regions: list[FileRegion] = []
-        total = 0
-        for segment in self._segments.from_offset(offset):
-            found = segment.find_batch(offset)
-            if found is None:
-                continue
-            start = stop = found[0]
-            stopped = False
-            for position, header in segment.iter_batches(start):
-                size = header.size_in_bytes
-                too_big = total + size > max_bytes and not (min_one_batch and total == 0)
-                if header.last_offset >= upper or too_big:
-                    stopped = True
-                    break
-                total += size
-                stop = position + size
-            if stop > start:
-                regions.append(FileRegion(segment.file, start, stop - start))
-            if stopped:
-                break
-        return ReadResult(regions)
+        return ReadResult(
+            log_reads.read_regions(self._segments, offset, upper, max_bytes, min_one_batch)
+        )
 
     def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
         """(base offset, max timestamp) of the first batch whose max timestamp is >=
         ``timestamp_ms``, or None. Batch granularity: the exact record is at or after the
         returned offset, which is what a consumer seeking by time needs."""
-        for segment in self._segments:
-            if segment.max_timestamp < timestamp_ms:
-                continue
-            header = segment.find_timestamp(timestamp_ms)
-            if header is not None:
-                return max(header.base_offset, self._log_start), header.max_timestamp
-        return None
+        found = log_reads.first_batch_at_or_after(self._segments, timestamp_ms)
+        if found is None:
+            return None
+        return max(found[0], self._log_start), found[1]
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:
         """(base offset, timestamp) of the first batch holding the log's largest timestamp
-        (ListOffsets' MAX_TIMESTAMP), from each segment's tracked maximum; None if no batch
-        has a timestamp."""
-        best: LogSegment | None = None
-        for segment in self._segments:
-            if segment.max_timestamp >= 0 and (
-                best is None or segment.max_timestamp > best.max_timestamp
-            ):
-                best = segment
-        if best is None:
+        (ListOffsets' MAX_TIMESTAMP); None if no batch has a timestamp."""
+        found = log_reads.max_timestamp(self._segments)
+        if found is None:
             return None
-        return max(best.offset_of_max_timestamp, self._log_start), best.max_timestamp
+        return max(found[0], self._log_start), found[1]
 
     # -- log start, retention, truncation -----------------------------------------------
     def delete_records_before(self, offset: int) -> int:
