@@ -58,12 +58,14 @@ class Broker:
         self.producer_ids = ProducerIdAllocator(self._allocate_producer_id_block)
         self.shutting_down = asyncio.Event()
         self._housekeeping: asyncio.Task[None] | None = None
+        self._logs_loaded = False
 
     # ---- lifecycle -------------------------------------------------------------------
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self.log_manager.load)
+        self._logs_loaded = True
         for listener in self.listeners:
             await listener.bind()
         advertised = self.config.advertised
@@ -98,7 +100,10 @@ class Broker:
                                timeout=SHUTDOWN_GRACE_S)
         for listener in self.listeners:
             listener.close_connections()
-        self.log_manager.close()
+        if self._logs_loaded:
+            # Only a completed load may be closed cleanly: the clean-shutdown marker would
+            # otherwise exempt never-recovered partitions from recovery at the next start.
+            self.log_manager.close()
         if self.coordinator is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.coordinator.close(), timeout=SHUTDOWN_GRACE_S)

@@ -51,6 +51,7 @@ class _FetchRound:
         self.body = body
         self.total_bytes = 0
         self.has_error = False
+        self.sent: list[tuple[str, int]] = []  # (topic, bytes) for the metrics
 
     def read(self) -> list[dict[str, Any]]:
         remaining = max(self.body["max_bytes"], 0)
@@ -87,7 +88,7 @@ class _FetchRound:
             records = RegionList(list(result.regions))
             entry["records"] = records
             self.total_bytes += records.nbytes
-            self.broker.probe.bytes_out(topic, records.nbytes)
+            self.sent.append((topic, records.nbytes))
         return entry
 
 
@@ -125,4 +126,6 @@ async def handle(broker: Broker, request: Request) -> dict[str, Any]:
                 or remaining <= 0 or broker.shutting_down.is_set()):
             break
         await _wait_for_append(broker, body, remaining)
+    for topic, nbytes in fetch_round.sent:  # only the round that is answered counts
+        broker.probe.bytes_out(topic, nbytes)
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
