@@ -10,8 +10,9 @@ from the ``.log`` whenever they look wrong, so the only invariant loading relies
 
 An untrimmed (crashed) or zero-filled or torn file fails that test and the owner rebuilds
 it. Thread-safety: not thread-safe; the owning log mutates it from one thread. ``flush``
-may run in a flush worker while that thread appends, because ``mmap.flush`` and slice
-assignment both hold the GIL.
+may run in a flush worker while that thread appends: msync of a mapping that is being
+written is safe, and if a resize unmaps it meanwhile, ``flush`` raises ValueError (closed
+mmap), which is harmless because :meth:`resize` flushes before it unmaps.
 """
 
 from __future__ import annotations
