@@ -179,8 +179,9 @@ class Log:
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendResult:
         """Store batches whose offsets and epochs the leader already assigned.
 
-        Offsets must continue at or after the log end and increase (gaps are allowed:
-        compaction on the leader removes offsets).
+        Offsets must continue at or after the log end and increase. Gaps are stored (a
+        compacting leader would produce them), but crash recovery reads a gap at a
+        segment boundary as a lost tail (see :mod:`log_loader`); no broker here compacts.
         """
         records = memoryview(records)
         validated = validate_record_set(records, self.config, self._now_ms(), from_client=False)

@@ -2,7 +2,7 @@ from collections.abc import Callable
 
 import pytest
 
-from brokerd.protocol.records import parse_batch_header
+from brokerd.protocol.records import parse_batch_header, patch_base_offset
 from brokerd.storage import Log, OffsetOutOfRangeError
 
 from .conftest import NOW_MS, FakeClock, batch
@@ -160,3 +160,16 @@ def test_max_timestamp_offset(open_log: OpenLog) -> None:
         log.roll()
     log.append_as_leader(batch(1, timestamp=NOW_MS + 51), 0)  # ties the maximum later
     assert log.max_timestamp_offset() == (2, NOW_MS + 51)
+
+
+def test_follower_may_skip_offsets_and_rolls_when_they_overflow_the_segment(
+    open_log: OpenLog,
+) -> None:
+    log = open_log()
+    for base_offset in (10, 2**31 + 5):
+        data = bytearray(batch(2))
+        patch_base_offset(data, 0, base_offset)
+        log.append_as_follower(memoryview(data))
+    assert [s.base_offset for s in log.segments] == [0, 2**31 + 5]
+    assert offsets(read_all(log, 0)) == [(10, 11), (2**31 + 5, 2**31 + 6)]
+    assert log.log_end_offset == 2**31 + 7
