@@ -134,6 +134,8 @@ async def create_topic(
         return AdminResult(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} exists"), {}
     except CoordinationUnavailableError as exc:
         return AdminResult(ErrorCode.REQUEST_TIMED_OUT, str(exc)), {}
+    if timeout_s <= 0:
+        return AdminResult(), replicas  # Kafka: a zero timeout means "do not wait"
     if not await broker.cache.wait_until(lambda: broker.cache.has_leaders(name), timeout_s):
         return AdminResult(ErrorCode.REQUEST_TIMED_OUT,
                            "created, but leaders were not elected in time"), replicas
@@ -183,6 +185,6 @@ async def add_partitions(
         return topic is not None and len(topic.replicas) >= count and broker.cache.has_leaders(
             name)
 
-    if not await broker.cache.wait_until(grown, timeout_s):
+    if timeout_s > 0 and not await broker.cache.wait_until(grown, timeout_s):
         return AdminResult(ErrorCode.REQUEST_TIMED_OUT, "leaders were not elected in time")
     return AdminResult()

@@ -43,8 +43,8 @@ async def _delete(broker: Broker, name: str | None, topic_id: uuid.UUID, timeout
         await broker.coordinator.delete_topic(metadata.name)
     except CoordinationUnavailableError as exc:
         return {**entry, "error_code": int(ErrorCode.REQUEST_TIMED_OUT), "error_message": str(exc)}
-    gone = await broker.cache.wait_until(lambda: broker.cache.topic(metadata.name) is None,
-                                         timeout_s)
+    gone = timeout_s <= 0 or await broker.cache.wait_until(
+        lambda: broker.cache.topic(metadata.name) is None, timeout_s)
     error = ErrorCode.NONE if gone else ErrorCode.REQUEST_TIMED_OUT
     return {**entry, "error_code": int(error)}
 

@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Callable
 
 import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from brokerd.coordination import znodes
 from tests.integration.brokerd.broker_process import BrokerProcess
@@ -81,3 +82,15 @@ def test_metrics_endpoint(broker: BrokerProcess) -> None:
     assert 'kafka_server_messages_in_total{topic="metered"} 100.0' in text
     assert 'kafka_network_request_seconds_count{api="produce"}' in text
     assert 'kafka_log_size_bytes{partition="0",topic="metered"}' in text
+
+
+def test_two_brokers_split_partition_leadership(
+        start_broker: Callable[..., BrokerProcess]) -> None:
+    first, second = start_broker(broker_id=1), start_broker(broker_id=2)
+    admin = AdminClient({"bootstrap.servers": first.bootstrap})
+    admin.create_topics([NewTopic("spread", 4, 1)])["spread"].result(10)
+    partitions = admin.list_topics("spread", timeout=5).topics["spread"].partitions
+    assert sorted(p.leader for p in partitions.values()) == [1, 1, 2, 2]
+    for partition in range(4):  # the client routes each partition to its leader
+        assert produce(second.bootstrap, "spread", 50, partition=partition) == list(range(50))
+    assert (first.log_dir / "spread-0").exists() != (second.log_dir / "spread-0").exists()
