@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from brokerd.protocol import ApiKey, ErrorCode
-from brokerd.protocol.records import build_batch
+from brokerd.protocol.records import build_batch, iter_batches
 from tests.integration.brokerd.broker_process import BrokerProcess, WireClient
 
 pytestmark = pytest.mark.integration
@@ -174,3 +174,27 @@ def test_auto_creation_follows_broker_and_client_settings(
     assert topic["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     brokers = disabled.request(ApiKey.METADATA, 12, {"topics": []})["brokers"]
     assert sorted(b["node_id"] for b in brokers) == [1, 2]
+
+
+def test_fetch_size_limits_return_whole_batches(broker: BrokerProcess) -> None:
+    client = WireClient(broker.port)
+    create_topic(client, "sizes")
+    one = batch(b"v" * 1000)
+    for _ in range(3):
+        produce(client, "sizes", one)
+
+    def fetched(max_bytes: int, partition_max_bytes: int, min_bytes: int = 1) -> int:
+        body = fetch_body("sizes", 0, max_wait_ms=200, min_bytes=min_bytes)
+        body["max_bytes"] = max_bytes
+        body["topics"][0]["partitions"][0]["partition_max_bytes"] = partition_max_bytes
+        records = client.request(ApiKey.FETCH, 12, body)["responses"][0]["partitions"][0][
+            "records"]
+        return len(list(iter_batches(bytes(records))))
+
+    assert fetched(1 << 20, 1) == 1  # a batch above the limit still comes alone (KIP-74)
+    assert fetched(2 * len(one), 1 << 20) == 2
+    assert fetched(1 << 20, 2 * len(one) + 10) == 2
+    assert fetched(1 << 20, 1 << 20) == 3
+    started = time.monotonic()
+    assert fetched(1 << 20, 1 << 20, min_bytes=1 << 20) == 3  # waited for more, then answered
+    assert time.monotonic() - started >= 0.15
