@@ -65,7 +65,8 @@ class ResponseWriter:
 
     def __init__(self, transport: asyncio.Transport, mode: str = "sendfile") -> None:
         self._transport = transport
-        self._mode = mode
+        # Under TLS the kernel socket carries ciphertext: sendfile would bypass encryption.
+        self._mode = "pread" if transport.get_extra_info("sslcontext") is not None else mode
         socket = transport.get_extra_info("socket")
         self._socket_fd = socket.fileno() if socket is not None else -1
         self._drained_waiter: asyncio.Future[None] | None = None
@@ -111,9 +112,8 @@ class ResponseWriter:
     async def _write_region(self, region: Any) -> None:
         fd = _file_descriptor(region)
         position, remaining = int(region.position), int(region.nbytes)
-        use_sendfile = self._mode == "sendfile" and self._socket_fd >= 0
         while remaining > 0 and not self._lost:
-            if use_sendfile:
+            if self._mode == "sendfile" and self._socket_fd >= 0:
                 await self.drained()
                 sent = self._try_sendfile(fd, position, remaining)
                 if sent:
@@ -136,6 +136,7 @@ class ResponseWriter:
         except BlockingIOError:
             return 0
         except OSError:
-            # Not a sendfile-able pair (e.g. an SSL transport later): stop trying.
+            # The pair does not support sendfile (or the file vanished): copy from now on;
+            # a vanished file then surfaces from os.pread as the request's error.
             self._mode = "pread"
             return 0
