@@ -1,20 +1,23 @@
 """The group coordinator: consumer groups and their committed offsets.
 
 The leader of ``__consumer_offsets`` partition ``partition_for(group_id)`` coordinates a group.
-Layering inside the package, each module importing only those above it in this list:
+Modules, each importing only those listed before it (plus ``brokerd.protocol``):
 
 - ``hashing``: which offsets partition owns a group (Java's String.hashCode, as Kafka).
 - ``config``: the coordinator's settings and their Kafka defaults.
 - ``records``: the byte formats of ``__consumer_offsets`` keys and values.
-- ``group``: one classic group's data (members, generation, protocol selection).
-- ``rebalance`` / ``membership``: the pure state machine (JoinGroup, SyncGroup, Heartbeat,
-  LeaveGroup, timer expiry) over a :class:`~brokerd.groups.group.Group`.
-- ``offsets``: the committed-offset cache, commit fencing, retention.
-- ``shard``: everything one offsets partition holds; every API as a pure operation returning
-  a :class:`~brokerd.groups.outcome.Result` (records to append, response), and ``replay``.
-- ``responses``: version-specific response shapes.
-- ``runtime``: the asyncio :class:`GroupCoordinator` the server holds.
 - ``lag``: consumer-lag arithmetic for the control plane.
+- ``group``: one classic group's data (members, generation, protocol selection).
+- ``outcome``: what an operation yields (records to append, answers to send).
+- ``rebalance`` / ``membership``: the pure state machine (JoinGroup, SyncGroup, Heartbeat,
+  LeaveGroup, timer expiry) over a group.
+- ``offsets``: the committed-offset cache, commit fencing, retention rules.
+- ``shard``: everything one offsets partition holds; every API as a pure operation, and
+  ``replay``, the single path by which persisted state is rebuilt.
+- ``responses``: version-specific response shapes and whole-request errors.
+- ``runtime``: the asyncio :class:`GroupCoordinator` the server holds.
+- ``partition_log``: the runtime's log over hosted ``__consumer_offsets`` replicas
+  (imports ``brokerd.replication``).
 """
 
 from brokerd.groups.config import GroupConfig

@@ -255,3 +255,22 @@ def test_corrupt_partition_is_not_served() -> None:
         await coordinator.close()
 
     run(scenario)
+
+
+def test_offset_fetch_shapes_by_version() -> None:
+    async def scenario() -> None:
+        coordinator = GroupCoordinator(MemoryLog(), CONFIG)
+        await coordinator.load_partition(coordinator.partition_for("g"))
+        await coordinator.offset_commit(commit_body({("t", 2): 9}), 8)
+        everything = await coordinator.offset_fetch({"group_id": "g", "topics": None}, 7)
+        assert everything["error_code"] == ErrorCode.NONE
+        assert [(t["name"], [(p["partition_index"], p["committed_offset"])
+                             for p in t["partitions"]]) for t in everything["topics"]] == [
+            ("t", [(2, 9)])]
+        other = next(f"x{i}" for i in range(100)
+                     if coordinator.partition_for(f"x{i}") != coordinator.partition_for("g"))
+        v5 = await coordinator.offset_fetch({"group_id": other, "topics": None}, 5)
+        assert v5 == {"error_code": ErrorCode.NOT_COORDINATOR, "topics": []}
+        await coordinator.close()
+
+    run(scenario)
