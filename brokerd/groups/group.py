@@ -31,7 +31,10 @@ _INT32 = struct.Struct(">i")
 
 
 class GroupState(StrEnum):
-    """Kafka's classic group states; the values are what DescribeGroups/ListGroups show."""
+    """Kafka's classic group states; the values are what DescribeGroups/ListGroups show.
+
+    DEAD is only ever reported (for groups that do not exist), never held by a group.
+    """
 
     EMPTY = "Empty"
     PREPARING_REBALANCE = "PreparingRebalance"

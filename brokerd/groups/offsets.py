@@ -115,8 +115,6 @@ def commit_error(group: Group, member_id: str, group_instance_id: str | None,
     current member at the current generation; during CompletingRebalance the member has
     its new generation but no assignment yet, so it is told to wait.
     """
-    if group.state == GroupState.DEAD:
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
     if generation_id < 0 and group.state == GroupState.EMPTY:
         return ErrorCode.NONE
     if generation_id >= 0 or member_id or group_instance_id is not None:

@@ -91,7 +91,7 @@ def _join_response(group: Group, member_id: str, *, with_members: bool,
 
 def join(group: Group, req: JoinRequest, token: int, config: GroupConfig, now_ms: int,
          out: Outcome) -> None:
-    """Handle a JoinGroup the caller has validated (group alive, protocols compatible)."""
+    """Handle a JoinGroup the caller has validated (timeouts, protocols compatible)."""
     if not req.member_id:
         new_id = f"{req.group_instance_id or req.client_id}-{uuid.uuid4()}"
         existing = group.static_member_id(req.group_instance_id)
@@ -281,7 +281,7 @@ def reset_assignment(group: Group, error: ErrorCode, out: Outcome) -> None:
 
 
 def sync(group: Group, body: dict[str, Any], token: int, now_ms: int, out: Outcome) -> None:
-    """Handle a SyncGroup for a live group (the caller handled missing and Dead groups)."""
+    """Handle a SyncGroup for an existing group (the caller answers for missing ones)."""
     member_id = body["member_id"]
     problem = group.member_error(member_id, body["group_instance_id"])
     if problem is not None:

@@ -5,6 +5,12 @@ partition.  Each API is a method taking the decoded request (plus ``now_ms``) an
 an :class:`~brokerd.groups.outcome.Outcome`: records to append and the response.  No I/O,
 no clock, no asyncio: the runtime supplies time, appends, replays and answers.
 
+A group exists from its first JoinGroup or commit until a tombstone for it is replayed;
+unknown groups are reported in the Dead state, as Kafka reports them.  (Kafka also marks
+live groups Dead while it unloads or deletes them; here an unloaded shard is discarded and
+a deletion holds the group's lock until its tombstones are replayed, so no request can see
+a half-deleted group.)
+
 Persisted state (offsets, group deletions) changes only in :meth:`GroupShard.replay`, the
 same path that loads the partition at startup or failover; membership changes (which Kafka
 persists only as snapshots at each generation) happen in memory during the operation, and
@@ -77,8 +83,6 @@ class GroupShard:
             error = ErrorCode.INVALID_SESSION_TIMEOUT
         elif group is None and req.member_id:
             error = ErrorCode.UNKNOWN_MEMBER_ID
-        elif group is not None and group.state == GroupState.DEAD:
-            error = ErrorCode.COORDINATOR_NOT_AVAILABLE
         elif not _accepts_protocols(group, req):
             error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
         if error != ErrorCode.NONE:
@@ -96,8 +100,6 @@ class GroupShard:
             out.response = sync_error(ErrorCode.INVALID_GROUP_ID)
         elif group is None:
             out.response = sync_error(ErrorCode.UNKNOWN_MEMBER_ID)
-        elif group.state == GroupState.DEAD:
-            out.response = sync_error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
         else:
             rebalance.sync(group, body, token, now_ms, out)
         return out
@@ -108,8 +110,6 @@ class GroupShard:
             error = ErrorCode.INVALID_GROUP_ID
         elif group is None:
             error = ErrorCode.UNKNOWN_MEMBER_ID
-        elif group.state == GroupState.DEAD:
-            error = ErrorCode.COORDINATOR_NOT_AVAILABLE
         else:
             error = membership.heartbeat(group, body, now_ms)
         return Outcome(response={"error_code": error})
@@ -129,8 +129,6 @@ class GroupShard:
             top = ErrorCode.INVALID_GROUP_ID
         elif group is None:
             errors = [ErrorCode.UNKNOWN_MEMBER_ID] * len(leaving)
-        elif group.state == GroupState.DEAD:
-            top = ErrorCode.COORDINATOR_NOT_AVAILABLE
         else:
             errors = [membership.leave(group, member_id, instance_id, self.config, now_ms, out)
                       for member_id, instance_id in leaving]
@@ -196,7 +194,7 @@ class GroupShard:
         out = Outcome(replay=True)
         group_id = body["group_id"]
         group = self.groups.get(group_id)
-        if group is None or group.state == GroupState.DEAD:
+        if group is None:
             out.response = {"error_code": ErrorCode.GROUP_ID_NOT_FOUND, "topics": []}
             return out
         active = group.state != GroupState.EMPTY
@@ -230,8 +228,7 @@ class GroupShard:
             {"group_id": group.group_id, "protocol_type": group.protocol_type or "",
              "group_state": group.state.value}
             for group in self.groups.values()
-            if group.state != GroupState.DEAD
-            and (not wanted or group.state.value.lower() in wanted)
+            if not wanted or group.state.value.lower() in wanted
         ]
 
     def describe_group(self, group_id: str) -> Response:
@@ -240,7 +237,7 @@ class GroupShard:
         Member metadata and assignments are only shown while Stable, when they are final.
         """
         group = self.groups.get(group_id)
-        if group is None or group.state == GroupState.DEAD:
+        if group is None:
             return {"error_code": ErrorCode.NONE, "group_id": group_id,
                     "group_state": GroupState.DEAD.value, "protocol_type": "",
                     "protocol_data": "", "members": []}
@@ -269,7 +266,7 @@ class GroupShard:
         """Tombstone an Empty group's offsets and metadata; replay then forgets it."""
         out = Outcome(replay=True)
         group = self.groups.get(group_id)
-        if group is None or group.state == GroupState.DEAD:
+        if group is None:
             error = ErrorCode.GROUP_ID_NOT_FOUND
         elif group.state != GroupState.EMPTY:
             error = ErrorCode.NON_EMPTY_GROUP

@@ -274,3 +274,30 @@ def test_offset_fetch_shapes_by_version() -> None:
         await coordinator.close()
 
     run(scenario)
+
+
+def test_requests_during_a_load_get_load_in_progress() -> None:
+    log = MemoryLog()
+
+    async def scenario() -> None:
+        writer = GroupCoordinator(log, CONFIG)
+        partition = writer.partition_for("g")
+        await writer.load_partition(partition)
+        for offset in range(1500):  # enough records for the load to yield to the loop
+            await writer.offset_commit(commit_body({("t", 0): offset}), 8)
+        await writer.close()
+
+        reader = GroupCoordinator(log, CONFIG)
+        loading = asyncio.create_task(reader.load_partition(partition))
+        await asyncio.sleep(0)
+        assert not loading.done()
+        commit = await reader.offset_commit(commit_body({("t", 0): 1}), 8)
+        assert commit["topics"][0]["partitions"][0]["error_code"] == (
+            ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+        listed = await reader.list_groups({"states_filter": []}, 4)
+        assert listed["error_code"] == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        await loading
+        assert reader.committed_offsets("g") == {("t", 0): 1499}
+        await reader.close()
+
+    run(scenario)
