@@ -92,7 +92,7 @@ def compile_struct(struct_: Struct, version: int, flexible: bool) -> tuple[Decod
     constant_defaults: dict[str, Any] = {}
     mutable_defaults: list[Field] = []
     tagged: list[tuple[int, Field, Decoder, Encoder]] = []
-    fixed_run: list[Field] = []
+    fixed_run: list[tuple[str, str, Any]] = []  # (name, struct code, default)
 
     def flush_fixed_run() -> None:
         if fixed_run:
@@ -117,7 +117,7 @@ def compile_struct(struct_: Struct, version: int, flexible: bool) -> tuple[Decod
             decode, encode = _value_codec(field.type, version, flexible, nullable)
             tagged.append((field.tag, field, decode, encode))
         elif isinstance(field.type, Primitive) and field.type.name in _FIXED_CODES:
-            fixed_run.append(field)
+            fixed_run.append((field.name, _FIXED_CODES[field.type.name], field.default_value()))
         else:
             flush_fixed_run()
             decode, encode = _value_codec(field.type, version, flexible, nullable)
@@ -179,9 +179,8 @@ def _struct_encoder(
             return
         chosen = []
         for tag, name, default, enc in tag_encoders:
-            tag_value = value.get(name, default)
-            if tag_value != default:
-                chosen.append((tag, tag_value, enc))
+            if name in value and value[name] != default:
+                chosen.append((tag, value[name], enc))
         write_uvarint(w.buf, len(chosen))
         for tag, tag_value, enc in chosen:
             inner = Writer()
@@ -214,9 +213,11 @@ def _field_encoder(
     return step
 
 
-def _fixed_run_decoder(fields: list[Field]) -> Callable[[memoryview, int, dict[str, Any]], int]:
-    layout = struct.Struct(">" + "".join(_FIXED_CODES[f.type.name] for f in fields))  # type: ignore[union-attr]
-    names = tuple(f.name for f in fields)
+def _fixed_run_decoder(
+    fields: list[tuple[str, str, Any]],
+) -> Callable[[memoryview, int, dict[str, Any]], int]:
+    layout = struct.Struct(">" + "".join(code for _, code, _ in fields))
+    names = tuple(name for name, _, _ in fields)
     size = layout.size
     unpack_from = layout.unpack_from
 
@@ -227,9 +228,11 @@ def _fixed_run_decoder(fields: list[Field]) -> Callable[[memoryview, int, dict[s
     return step
 
 
-def _fixed_run_encoder(fields: list[Field]) -> Callable[[Writer, dict[str, Any]], None]:
-    layout = struct.Struct(">" + "".join(_FIXED_CODES[f.type.name] for f in fields))  # type: ignore[union-attr]
-    pairs = tuple((f.name, f.default_value()) for f in fields)
+def _fixed_run_encoder(
+    fields: list[tuple[str, str, Any]],
+) -> Callable[[Writer, dict[str, Any]], None]:
+    layout = struct.Struct(">" + "".join(code for _, code, _ in fields))
+    pairs = tuple((name, default) for name, _, default in fields)
     pack = layout.pack
 
     def step(w: Writer, value: dict[str, Any]) -> None:

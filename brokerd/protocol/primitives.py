@@ -110,7 +110,10 @@ def check_room(buf: memoryview, pos: int, length: int) -> int:
 def write_length(out: bytearray, length: int, compact: bool, wide: bool) -> None:
     """Append a length/count prefix (``length`` may be -1 for null)."""
     if compact:
-        write_uvarint(out, length + 1)
+        if length < 0x7F:
+            out.append(length + 1)  # the common case: a one-byte varint
+        else:
+            write_uvarint(out, length + 1)
     else:
         out += (INT32 if wide else INT16).pack(length)
 

@@ -1,4 +1,12 @@
-"""Message schemas, one module per API; ``ALL_MESSAGES`` lists every API the codec knows."""
+"""Message schemas, one module per API; ``ALL_MESSAGES`` lists every API the codec knows.
+
+Each module was transcribed from Kafka's published JSON message schema of that API: fields
+in wire order, Kafka's names in snake_case, version/nullable/tagged ranges and explicit
+defaults as Kafka states them.  Ranges are clipped to the versions we support ("0-12" in a
+schema whose newest supported version is 10 reads "0+"), and fields that only exist in newer
+versions are left out.  To support a newer version: raise ``max_version`` and add the fields
+Kafka added, checking every changed range against the JSON schema.
+"""
 
 from brokerd.protocol.messages import (
     alter_configs,
