@@ -125,6 +125,13 @@ def test_per_partition_errors(broker: BrokerProcess) -> None:
     corrupt[-1] ^= 0xFF  # breaks the CRC
     assert produce(client, "errs", bytes(corrupt))["error_code"] == ErrorCode.CORRUPT_MESSAGE
     assert produce(client, "errs", batch(b"ok"))["error_code"] == 0
+    small = client.request(ApiKey.CREATE_TOPICS, 5, {"topics": [
+        {"name": "small", "num_partitions": 1, "replication_factor": 1,
+         "configs": [{"name": "max.message.bytes", "value": "1000"}]}], "timeout_ms": 5000})
+    assert small["topics"][0]["error_code"] == 0
+    too_large = produce(client, "small", batch(b"x" * 2000))
+    assert too_large["error_code"] == ErrorCode.MESSAGE_TOO_LARGE
+    assert too_large["error_message"]
     out_of_range = client.request(ApiKey.FETCH, 12, fetch_body("errs", 50))
     partition = out_of_range["responses"][0]["partitions"][0]
     assert partition["error_code"] == ErrorCode.OFFSET_OUT_OF_RANGE
