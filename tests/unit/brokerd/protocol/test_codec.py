@@ -1,0 +1,142 @@
+"""Framing and conventions of the codec that the round-trip properties do not pin down."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from brokerd.protocol import (
+    SCHEMA_VERSIONS,
+    ApiKey,
+    ErrorCode,
+    ProtocolError,
+    RequestHeader,
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+)
+from brokerd.protocol.compiler import INLINE_RECORDS_LIMIT
+
+
+class FileRegion:
+    def __init__(self, nbytes: int) -> None:
+        self.nbytes = nbytes
+
+
+def _fetch_body(records: object) -> dict:
+    partition = {"partition_index": 0, "high_watermark": 5, "records": records}
+    return {"responses": [{"topic": "t", "partitions": [partition]}]}
+
+
+def test_records_objects_with_nbytes_pass_through_unchanged() -> None:
+    region = FileRegion(10_000)
+    parts = encode_response(RequestHeader(ApiKey.FETCH, 12, 3, None), _fetch_body(region))
+    assert sum(1 for part in parts if part is region) == 1
+    total = sum(part.nbytes if part is region else len(part) for part in parts)
+    assert int.from_bytes(parts[0][:4], "big") == total - 4
+    # compact length prefix right before the region: uvarint(10_000 + 1)
+    before = parts[parts.index(region) - 1]
+    assert bytes(before[-2:]) == bytes([(10_001 & 0x7F) | 0x80, 10_001 >> 7])
+
+
+def test_small_bytes_records_are_inlined_large_ones_are_not() -> None:
+    header = RequestHeader(ApiKey.FETCH, 11, 3, None)
+    small = b"s" * (INLINE_RECORDS_LIMIT - 1)
+    assert len(encode_response(header, _fetch_body(small))) == 1
+    large = b"l" * INLINE_RECORDS_LIMIT
+    parts = encode_response(header, _fetch_body(large))
+    assert any(part is large for part in parts)
+    _, body = decode_response(ApiKey.FETCH, 11, b"".join(parts)[4:])
+    assert body["responses"][0]["partitions"][0]["records"] == large
+
+
+def test_response_header_versions() -> None:
+    flexible = b"".join(encode_response(RequestHeader(ApiKey.METADATA, 9, 1, None), {}))
+    non_flexible = b"".join(encode_response(RequestHeader(ApiKey.METADATA, 8, 1, None), {}))
+    assert flexible[4:9] == b"\x00\x00\x00\x01\x00"  # correlation id + empty tag section
+    assert non_flexible[4:8] == b"\x00\x00\x00\x01" and non_flexible[8:12] == b"\x00" * 4
+    api_versions = b"".join(encode_response(RequestHeader(ApiKey.API_VERSIONS, 3, 1, None), {}))
+    # ApiVersions v3 is flexible but its response header stays v0: error_code follows at once.
+    assert api_versions[4:10] == b"\x00\x00\x00\x01\x00\x00"
+
+
+def test_unsupported_api_versions_answer_is_a_v0_body() -> None:
+    body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": []}
+    frame = b"".join(encode_response(RequestHeader(ApiKey.API_VERSIONS, 0, 8, None), body))
+    assert frame == struct.pack(">iihi", 10, 8, 35, 0)
+
+
+def test_missing_keys_take_schema_defaults() -> None:
+    frame = encode_request(ApiKey.JOIN_GROUP, 5, 1, None, {"group_id": "g"})
+    _, body = decode_request(frame[4:])
+    assert body["rebalance_timeout_ms"] == -1  # Kafka's explicit default
+    assert body["group_instance_id"] is None  # nullable
+    assert (body["member_id"], body["protocols"], body["session_timeout_ms"]) == ("", [], 0)
+
+
+def test_none_where_the_version_has_no_null_is_sent_empty() -> None:
+    frame = encode_request(ApiKey.METADATA, 0, 1, None, {"topics": None})
+    assert frame.endswith(b"\x00\x00\x00\x00")
+    _, body = decode_request(frame[4:])
+    assert body["topics"] == []
+
+
+def test_null_on_the_wire_in_a_non_nullable_field_is_an_error() -> None:
+    frame = struct.pack(">hhihi", ApiKey.METADATA, 0, 1, -1, -1)
+    with pytest.raises(ProtocolError, match="non-nullable"):
+        decode_request(frame)
+
+
+def _fetch_v12_with_tags(tags: bytes) -> bytes:
+    body = encode_request(ApiKey.FETCH, 12, 1, "c", {"topics": []})[4:]
+    assert body.endswith(b"\x00")  # empty top-level tag section
+    return body[:-1] + tags
+
+
+def test_known_tags_decode_by_name_unknown_ones_are_skipped() -> None:
+    cluster = b"c-9"
+    known = bytes([0, len(cluster) + 1, len(cluster) + 1]) + cluster  # tag 0: cluster_id
+    unknown = bytes([77, 3]) + b"xyz"
+    frame = _fetch_v12_with_tags(bytes([2]) + known + unknown)
+    header, body = decode_request(frame)
+    assert header.correlation_id == 1
+    assert body["cluster_id"] == "c-9"
+    frame = _fetch_v12_with_tags(bytes([1]) + unknown)
+    assert decode_request(frame)[1]["cluster_id"] is None
+
+
+def test_tag_size_overrunning_the_frame_is_an_error() -> None:
+    with pytest.raises(ProtocolError):
+        decode_request(_fetch_v12_with_tags(bytes([1, 77, 50]) + b"xyz"))
+
+
+def test_tagged_values_are_written_only_when_not_default() -> None:
+    header = RequestHeader(ApiKey.PRODUCE, 10, 1, None)
+    partition = {"index": 0, "current_leader": {"leader_id": -1, "leader_epoch": -1}}
+    plain = b"".join(encode_response(header, {"responses": [{"partition_responses": [partition]}]}))
+    partition["current_leader"] = {"leader_id": 2, "leader_epoch": 7}
+    tagged = b"".join(encode_response(header, {"responses": [{"partition_responses": [partition]}]}))
+    assert len(tagged) > len(plain)
+    _, body = decode_response(ApiKey.PRODUCE, 10, tagged[4:])
+    leader = body["responses"][0]["partition_responses"][0]["current_leader"]
+    assert leader == {"leader_id": 2, "leader_epoch": 7}
+
+
+def test_trailing_bytes_after_the_body_are_ignored() -> None:
+    frame = encode_request(ApiKey.HEARTBEAT, 0, 1, "c", {"group_id": "g"})[4:] + b"extra"
+    assert decode_request(frame)[1]["group_id"] == "g"
+
+
+def test_unencodable_value_is_a_protocol_error() -> None:
+    with pytest.raises(ProtocolError, match="cannot encode"):
+        encode_request(ApiKey.HEARTBEAT, 0, 1, None, {"generation_id": "not an int"})
+
+
+def test_schema_versions_match_the_assignment() -> None:
+    assert SCHEMA_VERSIONS[ApiKey.API_VERSIONS] == (0, 3)
+    assert SCHEMA_VERSIONS[ApiKey.METADATA] == (0, 12)
+    assert SCHEMA_VERSIONS[ApiKey.PRODUCE] == (0, 10)
+    assert SCHEMA_VERSIONS[ApiKey.FETCH] == (0, 12)
+    assert SCHEMA_VERSIONS[ApiKey.OFFSET_DELETE] == (0, 0)
