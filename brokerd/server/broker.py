@@ -78,6 +78,7 @@ class Broker:
         await self.coordinator.start()
         await self.coordinator.barrier()
         await asyncio.sleep(0)  # let the posted topic/broker events run before serving
+        self._warn_about_orphans()
         if self.config.metrics_port is not None:
             self.probe.serve(self.config.metrics_port)
         for listener in self.listeners:
@@ -85,6 +86,15 @@ class Broker:
         self._housekeeping = loop.create_task(self._housekeep())
         log.info("broker %d serving on %s", self.config.broker_id,
                  ", ".join(endpoint.url for endpoint in self.config.listeners))
+
+    def _warn_about_orphans(self) -> None:
+        """Logs of topics ZooKeeper does not know (deleted while this broker was down) are
+        kept, not deleted: a wrong chroot must never wipe a broker's data."""
+        orphans = sorted({topic for topic, _ in self.log_manager.all_logs()
+                          if self.cache.topic(topic) is None})
+        if orphans:
+            log.warning("log dirs hold partitions of topics unknown to ZooKeeper: %s",
+                        ", ".join(orphans))
 
     async def stop(self) -> None:
         """Graceful shutdown; safe to call once after :meth:`start` (even a failed one)."""
