@@ -129,7 +129,8 @@ class Connection(asyncio.BufferedProtocol):
             body_start = self._start + 4
             available = self._end - body_start
             if available >= size:
-                self._frames.append(memoryview(bytes(self._buffer[body_start : body_start + size])))
+                view = memoryview(self._buffer)[body_start : body_start + size]
+                self._frames.append(memoryview(bytes(view)))  # the one copy of a small frame
                 self._start = body_start + size
             elif size > SMALL_FRAME_BYTES:
                 self._large = bytearray(size)
