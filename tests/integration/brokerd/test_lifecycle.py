@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Callable
 
 import pytest
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from brokerd.coordination import znodes
@@ -94,3 +95,29 @@ def test_two_brokers_split_partition_leadership(
     for partition in range(4):  # the client routes each partition to its leader
         assert produce(second.bootstrap, "spread", 50, partition=partition) == list(range(50))
     assert (first.log_dir / "spread-0").exists() != (second.log_dir / "spread-0").exists()
+
+
+def test_kill_9_mid_stream_loses_no_acknowledged_record(
+        start_broker: Callable[..., BrokerProcess]) -> None:
+    broker = start_broker()
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True,
+                         "linger.ms": 2, "message.timeout.ms": 30000})
+    acked: dict[bytes, int] = {}
+
+    def delivered(err: object, msg: object) -> None:
+        if err is None:
+            acked[msg.value()] = msg.offset()  # type: ignore[attr-defined]
+
+    total = 20_000
+    for i in range(total):
+        producer.produce("midstream", partition=0, value=b"v%d" % i, on_delivery=delivered)
+        if i % 500 == 0:
+            producer.poll(0)
+        if i == total // 4:
+            producer.poll(0.05)
+            broker.kill()  # with requests in flight and the rest queued in the client
+    broker.start()
+    assert producer.flush(30) == 0
+    assert len(acked) == total  # the idempotent producer delivered everything, once
+    stored = {m.value(): m.offset() for m in consume(broker.bootstrap, "midstream", total)}
+    assert stored == acked
