@@ -25,8 +25,6 @@ from brokerd.protocol import (
 from brokerd.server.handlers import API_TABLE, api_versions
 from brokerd.server.request import Request
 
-API_KEYS = frozenset(int(key) for key in ApiKey)
-
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
     from brokerd.server.connection import Connection
@@ -45,7 +43,7 @@ class Dispatcher:
             if exc.api_key == ApiKey.API_VERSIONS:
                 return self._api_versions_unsupported(exc.correlation_id)
             raise
-        entry = API_TABLE.get(ApiKey(header.api_key)) if header.api_key in API_KEYS else None
+        entry = API_TABLE.get(header.api_key)
         if entry is None or not entry.min_version <= header.api_version <= entry.max_version:
             if header.api_key == ApiKey.API_VERSIONS:
                 return self._api_versions_unsupported(header.correlation_id)

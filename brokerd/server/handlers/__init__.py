@@ -39,7 +39,7 @@ def _entry(module: ModuleType) -> ApiEntry:
     return ApiEntry(module.API_KEY, module.MIN_VERSION, module.MAX_VERSION, module.handle)
 
 
-def _build_table() -> dict[ApiKey, ApiEntry]:
+def _build_table() -> dict[int, ApiEntry]:
     from brokerd.server.handlers import (
         api_versions,
         create_partitions,
@@ -62,4 +62,5 @@ def _build_table() -> dict[ApiKey, ApiEntry]:
     return {module.API_KEY: _entry(module) for module in modules}
 
 
-API_TABLE: dict[ApiKey, ApiEntry] = _build_table()
+# Keyed by the int api key of a request header (ApiKey members hash equal to their ints).
+API_TABLE: dict[int, ApiEntry] = _build_table()
