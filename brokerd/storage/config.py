@@ -44,6 +44,7 @@ class LogConfig:
     unclean_leader_election_enable: bool = False
     delete_retention_ms: int = 24 * 3600 * 1000
     min_compaction_lag_ms: int = 0
+    min_cleanable_dirty_ratio: float = 0.5
     file_delete_delay_ms: int = 60_000
 
     def __post_init__(self) -> None:
@@ -59,11 +60,18 @@ class LogConfig:
             raise ValueError(f"invalid cleanup.policy {','.join(self.cleanup_policy)!r}")
         if self.min_insync_replicas < 1:
             raise ValueError("min.insync.replicas must be >= 1")
+        if not 0 <= self.min_cleanable_dirty_ratio <= 1:
+            raise ValueError("min.cleanable.dirty.ratio must be within [0, 1]")
 
     @property
     def deletes_old_segments(self) -> bool:
         """True when retention by time/size applies (``delete`` or ``compact,delete``)."""
         return "delete" in self.cleanup_policy
+
+    @property
+    def compacts(self) -> bool:
+        """True when the cleaner compacts the log (``compact`` or ``compact,delete``)."""
+        return "compact" in self.cleanup_policy
 
     @property
     def log_append_time(self) -> bool:
@@ -114,6 +122,11 @@ _FIELD_BY_NAME = {f.name.replace("_", "."): f for f in dataclasses.fields(LogCon
 def _parse(name: str, type_name: object, raw: str) -> object:
     if type_name == "int":
         return _parse_int(name, raw)
+    if type_name == "float":
+        try:
+            return float(raw.strip())
+        except ValueError:
+            raise ValueError(f"{name} must be a number, not {raw!r}") from None
     if type_name == "bool":
         text = raw.strip().lower()
         if text not in ("true", "false"):

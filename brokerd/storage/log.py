@@ -2,8 +2,14 @@
 producer state and leader-epoch history.
 
 Directory contents: segments (``<base offset>.log/.index/.timeindex``), producer-state
-snapshots (``<offset>.snapshot``), ``leader-epoch-checkpoint``, and ``*.deleted`` files
-of segments waiting ``file.delete.delay.ms`` before they are closed and unlinked.
+snapshots (``<offset>.snapshot``), ``leader-epoch-checkpoint``, ``*.deleted`` files
+of segments waiting ``file.delete.delay.ms`` before they are closed and unlinked, and
+the cleaner's ``*.cleaned`` / ``*.swap`` files while compaction swaps segments.
+
+Segments are contiguous: each one's base offset is its predecessor's next offset (the
+last batch's last offset + 1), even when offsets skip (compaction, or a follower copying
+a compacted leader): the gap then lies inside a segment. Crash recovery relies on this
+to tell a lost segment tail from a gap (:mod:`log_loader`).
 
 Offsets: ``log_start_offset <= high_watermark <= log_end_offset``; reads are allowed in
 ``[log_start_offset, log_end_offset]`` and only return batches below the caller's bound
@@ -35,13 +41,15 @@ from brokerd.protocol.records import (
     set_log_append_time,
 )
 from brokerd.storage import log_loader, log_reads
-from brokerd.storage.checkpoint import LEADER_EPOCH_CHECKPOINT
+from brokerd.storage.checkpoint import LEADER_EPOCH_CHECKPOINT, fsync_directory
+from brokerd.storage.cleaner_records import require_keys
 from brokerd.storage.config import LogConfig
 from brokerd.storage.errors import InvalidRecordError, OffsetOutOfRangeError
 from brokerd.storage.leader_epoch import LeaderEpochCache
+from brokerd.storage.offset_index import MAX_RELATIVE_OFFSET
 from brokerd.storage.producer_state import ProducerEntry
 from brokerd.storage.results import AppendResult, ReadResult
-from brokerd.storage.segment import LogSegment
+from brokerd.storage.segment import SWAP_SUFFIX, LogSegment
 from brokerd.storage.validation import validate_record_set
 
 logger = logging.getLogger(__name__)
@@ -141,6 +149,11 @@ class Log:
     def producer_state(self, producer_id: int) -> ProducerEntry | None:
         return self._producers.producers.get(producer_id)
 
+    def producer_last_offsets(self) -> dict[int, int]:
+        """Producer id -> last offset of its newest batch, for every producer the log
+        remembers (the cleaner keeps those batches so the sequence state survives)."""
+        return {pid: entry.last_offset for pid, entry in self._producers.producers.items()}
+
     # -- appends ------------------------------------------------------------------------
     def append_as_leader(
         self, records: bytes | bytearray | memoryview, leader_epoch: int
@@ -149,11 +162,15 @@ class Log:
 
         Only the 61-byte batch headers are patched (base offset, partition leader epoch,
         and for LogAppendTime topics the timestamp fields plus CRC). A read-only buffer is
-        copied once so it can be patched.
+        copied once so it can be patched. Compacted topics also decode the records to
+        refuse keyless ones (INVALID_RECORD, as Kafka).
         """
         now_ms = self._now_ms()
         records = memoryview(records)
         validated = validate_record_set(records, self.config, now_ms, from_client=True)
+        if self.config.compacts:
+            for position, header in validated:
+                require_keys(records, position, header)
         duplicate = self._producers.check(header for _, header in validated)
         if duplicate is not None:
             return AppendResult(
@@ -179,9 +196,8 @@ class Log:
     def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendResult:
         """Store batches whose offsets and epochs the leader already assigned.
 
-        Offsets must continue at or after the log end and increase. Gaps are stored (a
-        compacting leader would produce them), but crash recovery reads a gap at a
-        segment boundary as a lost tail (see :mod:`log_loader`); no broker here compacts.
+        Offsets must continue at or after the log end and increase. Gaps (a compacted
+        leader's log has them) are stored inside segments (see the module docstring).
         """
         records = memoryview(records)
         validated = validate_record_set(records, self.config, self._now_ms(), from_client=False)
@@ -212,7 +228,13 @@ class Log:
     def _maybe_roll(self, size: int, base_offset: int, last_offset: int, now_ms: int) -> LogSegment:
         """The segment to append to, rolling first when Kafka would: the data would push
         the segment past ``segment.bytes``, the segment is older than ``segment.ms``, an
-        index is full, or ``last_offset`` does not fit the segment's relative offsets."""
+        index is full, or ``last_offset`` does not fit the segment's relative offsets.
+
+        A new segment starts at the log end, not at ``base_offset``, so segments stay
+        contiguous; only when ``last_offset`` would not fit relative offsets from there
+        (a gap of ~2**31 offsets) does it start at ``last_offset - MAX_RELATIVE_OFFSET``,
+        the lowest base that fits, which :mod:`log_loader` recognises.
+        """
         active = self._segments.active
         if active.size == 0:
             must_roll = not active.can_hold_offset(last_offset)
@@ -223,7 +245,9 @@ class Log:
                 or active.is_full()
                 or not active.can_hold_offset(last_offset)
             )
-        return self.roll(base_offset) if must_roll else active
+        if not must_roll:
+            return active
+        return self.roll(max(self.log_end_offset, last_offset - MAX_RELATIVE_OFFSET))
 
     def roll(self, base_offset: int | None = None) -> LogSegment:
         """Seal the active segment and start a new one at ``base_offset`` (default: log
@@ -409,6 +433,45 @@ class Log:
         self.leader_epoch_cache.truncate_from_end(end)
         log_loader.delete_snapshots(self.directory, lambda snapshot: snapshot <= end)
         self._producers = log_loader.load_producer_state(self.directory, self._segments, end)
+
+    # -- compaction ---------------------------------------------------------------------
+    def replace_segments(
+        self, old: list[LogSegment], sizes: list[int], cleaned: LogSegment
+    ) -> bool:
+        """Swap ``cleaned`` (a fsynced ``.cleaned`` segment recopied from ``old``, whose
+        sizes were ``sizes``) into the log; Kafka's ``replaceSegments`` order, each step
+        crash-safe:
+
+        1. ``.cleaned`` -> ``.swap`` (before: loading deletes ``.cleaned`` files);
+        2. in memory, ``old`` -> ``cleaned``: reads now see the cleaned segment;
+        3. ``old`` -> ``.deleted`` (closed after ``file.delete.delay.ms``, so readers
+           holding their file regions finish undisturbed);
+        4. ``.swap`` -> live names.
+
+        A crash between 1 and 4 is completed at load: a ``.swap`` replaces every segment
+        whose base offset lies in its offset range (:func:`log_loader.complete_swaps`).
+        Returns False and deletes ``cleaned`` if ``old`` is no longer exactly part of the
+        log (retention, truncation or a roll changed it meanwhile).
+        """
+        with self._lock:
+            inactive = {id(segment) for segment in self._segments.snapshot()[:-1]}
+            unchanged = all(
+                id(segment) in inactive and segment.size == size
+                for segment, size in zip(old, sizes, strict=True)
+            )
+            if not unchanged:
+                cleaned.delete()
+                return False
+            cleaned.change_suffix(SWAP_SUFFIX)
+            fsync_directory(self.directory)
+            for segment in old:
+                self._segments.remove(segment)
+            self._segments.add(cleaned)
+            for segment in old:
+                self._schedule_delete(segment)
+            cleaned.change_suffix("")
+            fsync_directory(self.directory)
+        return True
 
     # -- durability ---------------------------------------------------------------------
     def flush_due(self, now_ms: int) -> bool:

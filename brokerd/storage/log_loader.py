@@ -4,27 +4,36 @@ After a clean shutdown every segment and index is trusted (indexes are still
 sanity-checked and rebuilt if they look wrong). After an unclean one, every segment from
 the one holding the recovery point onwards is re-validated batch by batch (length,
 CRC32C, increasing offsets); the first invalid byte and everything after it, including
-later segments, is removed, because bytes past a torn write are not trustworthy. Files
-with suffixes ``.deleted`` / ``.tmp`` (unfinished deletions or atomic writes) and index
-files without a ``.log`` are removed first. Not thread-safe: runs before the log is used.
+later segments, is removed, because bytes past a torn write are not trustworthy.
+
+Before that, an interrupted cleaner swap is completed (:func:`complete_swaps`), and files
+with suffixes ``.deleted`` / ``.tmp`` / ``.cleaned`` (unfinished deletions, atomic
+writes, cleaner output), swap indexes and index files without a ``.log`` are removed.
+Not thread-safe: runs before the log is used.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from brokerd.protocol.records import BatchHeader
+from brokerd.storage.checkpoint import fsync_directory
 from brokerd.storage.config import LogConfig
 from brokerd.storage.errors import CorruptRecordError
+from brokerd.storage.offset_index import MAX_RELATIVE_OFFSET
 from brokerd.storage.producer_state import SNAPSHOT_SUFFIX, ProducerStateManager
 from brokerd.storage.segment import (
+    CLEANED_SUFFIX,
     DELETED_SUFFIX,
     INDEX_SUFFIX,
     LOG_SUFFIX,
+    SWAP_SUFFIX,
     TIME_INDEX_SUFFIX,
     LogSegment,
+    iter_file_batches,
     segment_stem,
 )
 from brokerd.storage.segments import LogSegments
@@ -33,12 +42,50 @@ log = logging.getLogger(__name__)
 
 
 def remove_leftovers(directory: Path) -> None:
-    """Finish interrupted deletions and atomic writes, drop orphan indexes."""
+    """Finish interrupted deletions and atomic writes, drop unfinished cleaner output,
+    swap indexes (a completed swap rebuilds them) and orphan indexes."""
     stems = {p.stem for p in directory.glob("*" + LOG_SUFFIX)}
     for path in directory.iterdir():
         orphan_index = path.suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX) and path.stem not in stems
-        if path.suffix in (DELETED_SUFFIX, ".tmp") or orphan_index:
+        swap_index = path.suffix == SWAP_SUFFIX and not path.name.endswith(LOG_SUFFIX + SWAP_SUFFIX)
+        if path.suffix in (DELETED_SUFFIX, ".tmp", CLEANED_SUFFIX) or orphan_index or swap_index:
             path.unlink(missing_ok=True)
+
+
+def complete_swaps(directory: Path) -> None:
+    """Finish cleaner swaps a crash interrupted, as Kafka does.
+
+    A ``<base>.log.swap`` was fsynced before it got that name, so it is complete: it
+    replaces every segment whose base offset lies in ``[base, its next offset)``. Those
+    segments (some may already be ``.deleted``) are removed and the swap takes its live
+    name; its indexes are rebuilt when the segment is opened. Offsets are exact because
+    a cleaned segment keeps the last batch of its source range (:mod:`cleaner_build`).
+    """
+    for swap in sorted(directory.glob("*" + LOG_SUFFIX + SWAP_SUFFIX)):
+        base = int(swap.name.removesuffix(LOG_SUFFIX + SWAP_SUFFIX))
+        end = max(_next_offset(swap, base), base + 1)
+        for live in directory.glob("*" + LOG_SUFFIX):
+            if base <= int(live.stem) < end:
+                log.warning("deleting %s, replaced by an interrupted swap", live)
+                _delete_segment_files(directory, int(live.stem))
+        _delete_segment_files(directory, base)
+        os.replace(swap, directory / (segment_stem(base) + LOG_SUFFIX))
+        fsync_directory(directory)
+
+
+def _next_offset(path: Path, base_offset: int) -> int:
+    """One past the last offset of the (trusted) batches in ``path``."""
+    next_offset = base_offset
+    with path.open("rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        for _, header in iter_file_batches(file.fileno(), 0, size, path):
+            next_offset = header.last_offset + 1
+    return next_offset
+
+
+def _delete_segment_files(directory: Path, base_offset: int) -> None:
+    for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        (directory / (segment_stem(base_offset) + suffix)).unlink(missing_ok=True)
 
 
 def load_segments(
@@ -53,6 +100,7 @@ def load_segments(
 
     ``initial_offset`` is the base offset of the segment created for an empty directory.
     """
+    complete_swaps(directory)
     remove_leftovers(directory)
     segments = LogSegments()
     for path in sorted(directory.glob("*" + LOG_SUFFIX)):
@@ -108,20 +156,36 @@ def _recover_from(segments: LogSegments, recovery_point: int) -> None:
     """Re-validate from the segment holding ``recovery_point``; cut at the first bad byte.
 
     A segment that ends before its successor's base offset lost its tail (an OS crash
-    can drop a rolled segment's unflushed pages while the next file survives): offsets
-    are contiguous across segments because nothing here compacts, so that is a tear too.
+    can drop a rolled segment's unflushed pages while the next file survives), because
+    the log keeps segments contiguous even across offset gaps (:mod:`log`). The one
+    legitimate boundary gap is a roll forced by relative-offset overflow, whose base is
+    exactly its first batch's last offset - MAX_RELATIVE_OFFSET (``Log._maybe_roll``).
+    Each boundary is checked once both sides are validated.
     """
     to_check = segments.from_offset(recovery_point)
     for i, segment in enumerate(to_check):
         truncated = segment.recover()
-        successor = to_check[i + 1].base_offset if i + 1 < len(to_check) else None
-        if truncated or (successor is not None and segment.next_offset != successor):
+        torn = i > 0 and not _follows(to_check[i - 1], segment)
+        if torn:
+            segment, truncated = to_check[i - 1], 0
+            later_segments = to_check[i:]
+        else:
+            later_segments = to_check[i + 1 :]
+        if truncated or torn:
             log.warning("truncated %d invalid bytes from %s", truncated, segment.log_path)
-            for later in to_check[i + 1 :]:
+            for later in later_segments:
                 log.warning("removing segment %s after a corrupt one", later.log_path)
                 segments.remove(later)
                 later.delete()
             return
+
+
+def _follows(segment: LogSegment, successor: LogSegment) -> bool:
+    """Whether ``successor`` starts where ``segment`` ends (both validated)."""
+    if segment.next_offset == successor.base_offset:
+        return True
+    first = next(successor.iter_batches(0), None)
+    return first is not None and successor.base_offset == first[1].last_offset - MAX_RELATIVE_OFFSET
 
 
 # -- producer snapshots -----------------------------------------------------------------

@@ -7,6 +7,11 @@ sparse indexes (:mod:`offset_index`, :mod:`time_index`). The segment's *size* is
 committed length: bytes beyond it (a torn write before a crash) are never read and are
 cut off by :meth:`recover`.
 
+A segment's files may carry one extra suffix while it is not (yet, or any more) part of
+the log: ``.cleaned`` (the cleaner's output being written), ``.swap`` (cleaned output
+about to replace its source segments) and ``.deleted`` (waiting for
+``file.delete.delay.ms``); :meth:`change_suffix` renames all three files at once.
+
 Thread-safety: not thread-safe, except that :meth:`flush` may run in a flush worker
 thread while the owning thread appends (fsync and pwrite on one fd are independent).
 """
@@ -32,6 +37,8 @@ LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 DELETED_SUFFIX = ".deleted"
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
 
 # Header scans read this much at a time: one pread covers dozens of small batches' headers.
 _SCAN_CHUNK = 16 * 1024
@@ -40,6 +47,24 @@ _SCAN_CHUNK = 16 * 1024
 def segment_stem(base_offset: int) -> str:
     """Kafka's file name stem: the base offset, zero-padded to 20 digits."""
     return f"{base_offset:020d}"
+
+
+def iter_file_batches(
+    fd: int, position: int, end: int, name: object
+) -> Iterator[tuple[int, BatchHeader]]:
+    """(position, header) of each batch in file ``fd`` from ``position`` (a batch start)
+    to ``end``; ``name`` labels errors. Trusts CRCs (see :meth:`LogSegment.recover`) but
+    raises CorruptRecordError for a length that runs past ``end``."""
+    chunk, chunk_position = b"", position
+    while position + BATCH_HEADER_SIZE <= end:
+        at = position - chunk_position
+        if at + BATCH_HEADER_SIZE > len(chunk):
+            chunk, chunk_position, at = os.pread(fd, _SCAN_CHUNK, position), position, 0
+        header = parse_batch_header(chunk, at)
+        if header.size_in_bytes < BATCH_HEADER_SIZE or position + header.size_in_bytes > end:
+            raise CorruptRecordError(f"{name}: bad batch length at {position}")
+        yield position, header
+        position += header.size_in_bytes
 
 
 class LogSegment:
@@ -53,19 +78,21 @@ class LogSegment:
         max_index_size: int,
         active: bool,
         created_ms: int,
+        suffix: str = "",
     ) -> None:
         stem = segment_stem(base_offset)
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
-        self.log_path = directory / (stem + LOG_SUFFIX)
+        self.suffix = suffix
+        self.log_path = directory / (stem + LOG_SUFFIX + suffix)
         fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
         self.file = open(fd, "r+b", buffering=0)  # noqa: SIM115 - closed by close()/delete()
         self.size = os.fstat(fd).st_size
         self.offset_index = OffsetIndex(
-            directory / (stem + INDEX_SUFFIX), base_offset, max_index_size, active
+            directory / (stem + INDEX_SUFFIX + suffix), base_offset, max_index_size, active
         )
         self.time_index = TimeIndex(
-            directory / (stem + TIME_INDEX_SUFFIX), base_offset, max_index_size, active
+            directory / (stem + TIME_INDEX_SUFFIX + suffix), base_offset, max_index_size, active
         )
         self.next_offset = base_offset
         self.max_timestamp = -1
@@ -157,17 +184,7 @@ class LogSegment:
         """(position, header) of each trusted batch from ``position`` (a batch start) to
         ``end`` (default: the committed size)."""
         end = self.size if end is None else end
-        fd = self.file.fileno()
-        chunk, chunk_position = b"", position
-        while position + BATCH_HEADER_SIZE <= end:
-            at = position - chunk_position
-            if at + BATCH_HEADER_SIZE > len(chunk):
-                chunk, chunk_position, at = os.pread(fd, _SCAN_CHUNK, position), position, 0
-            header = parse_batch_header(chunk, at)
-            if header.size_in_bytes < BATCH_HEADER_SIZE or position + header.size_in_bytes > end:
-                raise CorruptRecordError(f"{self.log_path}: bad batch length at {position}")
-            yield position, header
-            position += header.size_in_bytes
+        return iter_file_batches(self.file.fileno(), position, end, self.log_path)
 
     def find_batch(self, offset: int) -> tuple[int, BatchHeader] | None:
         """The first batch whose last offset is >= ``offset`` (the batch holding it, or the
@@ -289,11 +306,22 @@ class LogSegment:
     def mark_deleted(self) -> None:
         """Rename the files to ``*.deleted`` so a restart drops them; readers holding a
         :class:`FileRegion` of this segment keep working until :meth:`delete`."""
+        self.change_suffix(DELETED_SUFFIX)
+
+    def change_suffix(self, suffix: str) -> None:
+        """Rename the three files from the current extra suffix to ``suffix`` (open
+        descriptors and mappings stay valid). The indexes go first and the ``.log`` last:
+        loading keys a segment's state on its ``.log`` name and rebuilds indexes."""
+
+        def renamed(path: Path) -> Path:
+            return path.with_name(path.name.removesuffix(self.suffix) + suffix)
+
         for index in (self.offset_index, self.time_index):
-            index.rename(index.path.with_name(index.path.name + DELETED_SUFFIX))
-        new_path = self.log_path.with_name(self.log_path.name + DELETED_SUFFIX)
+            index.rename(renamed(index.path))
+        new_path = renamed(self.log_path)
         os.replace(self.log_path, new_path)
         self.log_path = new_path
+        self.suffix = suffix
 
     def delete(self) -> None:
         self.offset_index.delete()
