@@ -37,8 +37,10 @@ RECEIVE_BUFFER_BYTES = 64 * 1024
 # Frames above this size get a dedicated buffer the kernel fills in place; below it the
 # copy out of the receive buffer is cheaper than an allocation per recv.
 SMALL_FRAME_BYTES = 16 * 1024
-# Stop reading from a client that pipelines more than this many unanswered requests.
+# Stop reading from a client whose unanswered requests exceed either bound (resume below
+# half): the count bounds pipelining, the bytes bound memory (100 MB produce requests).
 MAX_QUEUED_FRAMES = 64
+MAX_QUEUED_BYTES = 16 * 1024 * 1024
 
 
 class FrameError(Exception):
@@ -81,6 +83,7 @@ class Connection(asyncio.BufferedProtocol):
         self._large: bytearray | None = None  # dedicated buffer of the frame being received
         self._large_filled = 0
         self._frames: deque[memoryview] = deque()
+        self._queued_bytes = 0
         self._worker: asyncio.Task[None] | None = None
         self._pause_reasons: set[str] = set()
         self.closed = False
@@ -109,7 +112,7 @@ class Connection(asyncio.BufferedProtocol):
             if self._large is not None:
                 self._large_filled += nbytes
                 if self._large_filled == len(self._large):
-                    self._frames.append(memoryview(self._large))
+                    self._enqueue(memoryview(self._large))
                     self._large = None
             else:
                 self._end += nbytes
@@ -130,7 +133,7 @@ class Connection(asyncio.BufferedProtocol):
             available = self._end - body_start
             if available >= size:
                 view = memoryview(self._buffer)[body_start : body_start + size]
-                self._frames.append(memoryview(bytes(view)))  # the one copy of a small frame
+                self._enqueue(memoryview(bytes(view)))  # the one copy of a small frame
                 self._start = body_start + size
             elif size > SMALL_FRAME_BYTES:
                 self._large = bytearray(size)
@@ -141,6 +144,10 @@ class Connection(asyncio.BufferedProtocol):
                 break
         if self._start == self._end:
             self._start = self._end = 0
+
+    def _enqueue(self, frame: memoryview) -> None:
+        self._frames.append(frame)
+        self._queued_bytes += len(frame)
 
     def eof_received(self) -> bool | None:
         return None  # close the transport; pending responses die with it
@@ -167,13 +174,15 @@ class Connection(asyncio.BufferedProtocol):
     def _kick(self) -> None:
         if self._frames and (self._worker is None or self._worker.done()):
             self._worker = asyncio.get_running_loop().create_task(self._process())
-        if len(self._frames) >= MAX_QUEUED_FRAMES:
+        if len(self._frames) >= MAX_QUEUED_FRAMES or self._queued_bytes >= MAX_QUEUED_BYTES:
             self.pause("backlog")
 
     async def _process(self) -> None:
         while self._frames and not self.closed:
             frame = self._frames.popleft()
-            if len(self._frames) < MAX_QUEUED_FRAMES // 2:
+            self._queued_bytes -= len(frame)
+            if (len(self._frames) < MAX_QUEUED_FRAMES // 2
+                    and self._queued_bytes < MAX_QUEUED_BYTES // 2):
                 self.resume("backlog")
             try:
                 response = await self._processor(self, frame)

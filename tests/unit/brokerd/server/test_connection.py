@@ -171,3 +171,17 @@ def test_backlog_of_pipelined_requests_pauses_reading(monkeypatch: pytest.Monkey
     paused, harness = asyncio.run(scenario())
     assert paused and harness.transport.reading
     assert len(harness.seen) == 6
+
+
+def test_backlog_bytes_bound_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection_module, "MAX_QUEUED_BYTES", 100_000)
+
+    async def scenario() -> tuple[bool, Harness]:
+        harness = Harness()
+        harness.feed(frame(b"slow" + b"z" * 60_000) + frame(b"slow" + b"z" * 60_000), 1 << 20)
+        paused = not harness.transport.reading
+        await harness.settle()
+        return paused, harness
+
+    paused, harness = asyncio.run(scenario())
+    assert paused and harness.transport.reading and len(harness.seen) == 2
