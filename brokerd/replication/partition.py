@@ -30,6 +30,7 @@ class Partition:
         self.log = log
         self.leader_epoch = leader_epoch
         self._append_listeners: set[AppendListener] = set()
+        log.high_watermark_follows_log_end = False  # this object owns the high watermark
         self._advance_high_watermark()
 
     @property
