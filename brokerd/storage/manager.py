@@ -122,6 +122,10 @@ class LogManager:
     def all_logs(self) -> dict[TopicPartition, Log]:
         return dict(self._logs)
 
+    def log_dir_of(self, topic: str, partition: int) -> Path | None:
+        """The log dir holding the partition's directory (None if not hosted)."""
+        return self._dir_of.get((topic, partition))
+
     def get_or_create(self, topic: str, partition: int, config: LogConfig | None = None) -> Log:
         """The partition's log, created in the log dir hosting the fewest partitions if
         new. A given ``config`` replaces an existing log's config."""

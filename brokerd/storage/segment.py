@@ -54,12 +54,15 @@ def iter_file_batches(
 ) -> Iterator[tuple[int, BatchHeader]]:
     """(position, header) of each batch in file ``fd`` from ``position`` (a batch start)
     to ``end``; ``name`` labels errors. Trusts CRCs (see :meth:`LogSegment.recover`) but
-    raises CorruptRecordError for a length that runs past ``end``."""
+    raises CorruptRecordError for a length that runs past ``end`` or a file shorter than
+    ``end`` (truncated under the reader)."""
     chunk, chunk_position = b"", position
     while position + BATCH_HEADER_SIZE <= end:
         at = position - chunk_position
         if at + BATCH_HEADER_SIZE > len(chunk):
             chunk, chunk_position, at = os.pread(fd, _SCAN_CHUNK, position), position, 0
+            if len(chunk) < BATCH_HEADER_SIZE:
+                raise CorruptRecordError(f"{name}: file ends inside the batch at {position}")
         header = parse_batch_header(chunk, at)
         if header.size_in_bytes < BATCH_HEADER_SIZE or position + header.size_in_bytes > end:
             raise CorruptRecordError(f"{name}: bad batch length at {position}")

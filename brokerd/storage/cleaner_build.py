@@ -1,0 +1,150 @@
+"""The cleaner's heavy step: recopy planned segments keeping each key's latest record.
+
+Runs in a worker thread while the log keeps appending and serving reads: it only reads
+the planned, immutable inactive segments through the plan's own descriptors and only
+writes new ``<base>.log.cleaned`` files (plus indexes), which nothing else touches.
+
+1. Offset map: key -> offset of its last record in the dirty section
+   ``[first dirty, end)`` (Kafka's ``SkimpyOffsetMap``; here an exact dict).
+2. Recopy every planned group into one ``.cleaned`` segment named by the group's first
+   base offset. A record survives when it has a key and no later record of that key is
+   in the map (``offset >= map.get(key, -1)``), except tombstones past their delete
+   horizon (:mod:`cleaner_records`). Keyless records cannot be compacted and are
+   dropped, as Kafka's cleaner does (compacted topics refuse them at append).
+   Control batches are copied unchanged (transactions are not tracked).
+3. An emptied batch is dropped unless it is the last batch of a producer the log
+   remembers (its sequence state must survive, Kafka's ``RETAIN_EMPTY``) or the last
+   batch of the group: that one keeps the cleaned segment's end offset equal to the
+   source range's, so segments stay contiguous and an interrupted swap knows exactly
+   which segments it replaces (:func:`log_loader.complete_swaps`).
+4. Seal and fsync the output before :meth:`Log.replace_segments` renames it.
+
+Thread-safety: touches no shared state; the plan is owned by the caller.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from brokerd.protocol.records import BatchHeader, Record, decode_records, parse_batch_header
+from brokerd.storage.cleaner_plan import CleaningPlan, SourceSegment
+from brokerd.storage.cleaner_records import filter_batch
+from brokerd.storage.segment import CLEANED_SUFFIX, LogSegment, iter_file_batches
+
+# Cleaned batches are buffered and written this much at a time.
+_WRITE_CHUNK = 1024 * 1024
+
+
+@dataclass
+class CleanedSegments:
+    """Build output: one fsynced ``.cleaned`` segment per plan group, and the earliest
+    delete horizon of the tombstones kept (when a forced cleaning can remove them)."""
+
+    segments: list[LogSegment]
+    earliest_tombstone_horizon: int | None
+
+    def delete(self) -> None:
+        """Discard the output (an abandoned cleaning)."""
+        for segment in self.segments:
+            segment.delete()
+        self.segments = []
+
+
+def build_cleaned(plan: CleaningPlan) -> CleanedSegments:
+    """Steps 1-4 of the module docstring; closes the plan's descriptors in any case and
+    deletes partial output if it fails."""
+    result = CleanedSegments([], None)
+    try:
+        offset_map = _offset_map(plan)
+        for group in plan.groups:
+            segment, horizon = _clean_group(plan, group, offset_map)
+            result.segments.append(segment)
+            result.earliest_tombstone_horizon = _earliest(
+                result.earliest_tombstone_horizon, horizon
+            )
+    except BaseException:
+        result.delete()
+        raise
+    finally:
+        plan.close()
+    return result
+
+
+def _batches(source: SourceSegment) -> Iterator[tuple[BatchHeader, bytes]]:
+    for position, header in iter_file_batches(source.fd, 0, source.size, source.segment):
+        yield header, os.pread(source.fd, header.size_in_bytes, position)
+
+
+def _offset_map(plan: CleaningPlan) -> dict[bytes, int]:
+    offsets: dict[bytes, int] = {}
+    start, end = plan.first_dirty_offset, plan.end_offset
+    for source in plan.sources:
+        if source.next_offset <= start:
+            continue
+        for header, data in _batches(source):
+            if header.is_control or header.last_offset < start or header.base_offset >= end:
+                continue
+            for record in decode_records(data, 0, header):
+                if record.key is not None and start <= record.offset < end:
+                    offsets[record.key] = record.offset
+    return offsets
+
+
+def _clean_group(
+    plan: CleaningPlan, group: list[SourceSegment], offset_map: dict[bytes, int]
+) -> tuple[LogSegment, int | None]:
+    """Recopy one group into a new ``.cleaned`` segment (flushed); returns it and the
+    earliest delete horizon of the tombstones it kept."""
+    output = LogSegment(
+        plan.directory,
+        group[0].base_offset,
+        plan.index_interval_bytes,
+        plan.segment_index_bytes,
+        active=True,
+        created_ms=plan.now_ms,
+        suffix=CLEANED_SUFFIX,
+    )
+
+    def keep(record: Record) -> bool:
+        return record.key is not None and record.offset >= offset_map.get(record.key, -1)
+
+    try:
+        group_last_offset = group[-1].next_offset - 1
+        horizon: int | None = None
+        pending, headers = bytearray(), []
+        for source in group:
+            for header, data in _batches(source):
+                if header.is_control:
+                    kept: bytes | None = data
+                else:
+                    retain_empty = header.last_offset == group_last_offset or (
+                        plan.producer_last_offsets.get(header.producer_id) == header.last_offset
+                    )
+                    filtered = filter_batch(
+                        data, header, keep, retain_empty, plan.now_ms, plan.delete_retention_ms
+                    )
+                    kept = filtered.data
+                    horizon = _earliest(horizon, filtered.tombstone_horizon)
+                if kept is None:
+                    continue
+                headers.append(header if kept is data else parse_batch_header(kept, 0))
+                pending += kept
+                if len(pending) >= _WRITE_CHUNK:
+                    output.append(pending, headers)
+                    pending, headers = bytearray(), []
+        if pending:
+            output.append(pending, headers)
+        output.seal()
+        output.flush()
+    except BaseException:
+        output.delete()
+        raise
+    return output, horizon
+
+
+def _earliest(horizon: int | None, other: int | None) -> int | None:
+    if horizon is None or other is None:
+        return other if horizon is None else horizon
+    return min(horizon, other)
