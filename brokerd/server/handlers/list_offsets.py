@@ -57,10 +57,12 @@ def lookup(hosted: Partition, timestamp: int) -> tuple[int, int]:
         return -1, hosted.high_watermark
     if timestamp == MAX_TIMESTAMP:
         found = max_timestamp_offset(hosted.log)
+        target = found[1] if found is not None else -1
     else:
         found = hosted.log.offset_for_timestamp(timestamp)
-        if found is not None:
-            found = exact_record(hosted.log, found[0], timestamp) or found
+        target = timestamp
+    if found is not None:
+        found = exact_record(hosted.log, found[0], target) or found
     if found is None or found[0] >= hosted.high_watermark:
         return -1, -1
     offset, batch_timestamp = found

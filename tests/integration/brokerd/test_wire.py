@@ -205,3 +205,25 @@ def test_fetch_size_limits_return_whole_batches(broker: BrokerProcess) -> None:
     started = time.monotonic()
     assert fetched(1 << 20, 1 << 20, min_bytes=1 << 20) == 3  # waited for more, then answered
     assert time.monotonic() - started >= 0.15
+
+
+def test_list_offsets_special_timestamps(broker: BrokerProcess) -> None:
+    client = WireClient(broker.port)
+    create_topic(client, "times")
+    for timestamp in (1_000, 5_000, 3_000):  # the newest timestamp is in the second batch
+        produce(client, "times", build_batch([(None, b"a", [], timestamp),
+                                               (None, b"b", [], timestamp + 1)]))
+
+    def offset_for(timestamp: int) -> tuple[int, int]:
+        response = client.request(ApiKey.LIST_OFFSETS, 7, {"replica_id": -1, "topics": [
+            {"name": "times", "partitions": [{"partition_index": 0, "timestamp": timestamp}]}]})
+        found = response["topics"][0]["partitions"][0]
+        assert found["error_code"] == 0
+        return found["offset"], found["timestamp"]
+
+    assert offset_for(-2) == (0, -1)  # earliest
+    assert offset_for(-1) == (6, -1)  # latest = high watermark
+    assert offset_for(-3) == (3, 5_001)  # the record with the max timestamp
+    assert offset_for(3_001) == (2, 5_000)  # first record (in log order) at or after it
+    assert offset_for(1_001) == (1, 1_001)  # exact record inside a batch
+    assert offset_for(9_999) == (-1, -1)
