@@ -1,8 +1,11 @@
 """ListOffsets (2) v1-7: offsets by timestamp, earliest (-2), latest (-1), max timestamp (-3).
 
 "Latest" is the high watermark (also for read_committed: without transactions the last
-stable offset equals it).  A timestamp lookup finds the first batch whose max timestamp is
-at or after the target; none -> offset -1 (Kafka's "no such offset" answer).
+stable offset equals it).  The log indexes batches, Kafka answers with records: a
+timestamp lookup finds the first batch whose max timestamp is at or after the target (the
+max-timestamp lookup, the batch holding the log's newest timestamp), then decodes that one
+batch for the first record at or after the target.  None -> offset -1, Kafka's "no such
+offset" answer.
 """
 
 from __future__ import annotations
