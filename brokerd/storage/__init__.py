@@ -2,10 +2,13 @@
 
 Layering inside the package, each module one file format or one job: ``index`` →
 ``offset_index`` / ``time_index`` → ``segment`` → ``segments`` → ``log`` (with
-``log_loader``, ``validation``, ``producer_state``, ``leader_epoch``) → ``manager``.
+``log_loader``, ``validation``, ``producer_state``, ``leader_epoch``,
+``cleaner_records``) → ``manager`` → ``cleaner`` (with ``cleaner_plan``,
+``cleaner_build``).
 Imports only :mod:`brokerd.protocol`; never opens sockets.
 """
 
+from brokerd.storage.cleaner import CleaningJob, LogCleaner
 from brokerd.storage.config import LogConfig
 from brokerd.storage.errors import (
     CorruptRecordError,
@@ -23,12 +26,14 @@ from brokerd.storage.results import AppendResult, FileRegion, ReadResult
 
 __all__ = [
     "AppendResult",
+    "CleaningJob",
     "CorruptRecordError",
     "FileRegion",
     "InvalidProducerEpochError",
     "InvalidRecordError",
     "InvalidTimestampError",
     "Log",
+    "LogCleaner",
     "LogConfig",
     "LogManager",
     "OffsetOutOfRangeError",

@@ -14,7 +14,8 @@ Kafka's LogCleaner in three steps, so compaction never blocks produce or fetch:
 Progress per log dir is Kafka's ``cleaner-offset-checkpoint`` (format in
 :mod:`checkpoint`: ``topic partition first-dirty-offset`` lines), rewritten after every
 committed cleaning. Offsets below an entry were compacted; an entry that no longer fits
-its log (the partition was recreated) reads as the log start. The earliest delete
+its log (the partition was recreated, or its tail truncated since: offsets below the
+entry may hold new data) reads as the log start. The earliest delete
 horizon of kept tombstones is remembered in memory only: after a restart they are
 removed by the next cleaning the dirty ratio triggers.
 
@@ -50,6 +51,7 @@ class CleaningJob:
     key: TopicPartition
     log: Log
     plan: CleaningPlan
+    truncation_count: int  # the log's, when planned
 
     def build(self) -> CleanedSegments:
         return build_cleaned(self.plan)
@@ -60,21 +62,24 @@ class LogCleaner:
 
     def __init__(self, manager: LogManager) -> None:
         self._manager = manager
-        self._first_dirty: dict[TopicPartition, tuple[Log, int]] = {}
+        # key -> (the log it describes, its truncation count then, first dirty offset)
+        self._first_dirty: dict[TopicPartition, tuple[Log, int, int]] = {}
         self._tombstone_horizons: dict[TopicPartition, int] = {}
         self._in_progress: set[TopicPartition] = set()
         for log_dir in manager.log_dirs:
             for key, offset in read_offset_checkpoint(log_dir / CLEANER_OFFSET_CHECKPOINT).items():
                 log = manager.get(*key)
                 if log is not None:
-                    self._first_dirty[key] = (log, offset)
+                    self._first_dirty[key] = (log, log.truncation_count, offset)
 
     def first_dirty_offset(self, topic: str, partition: int) -> int:
         """Where the next cleaning's dirty section starts (0: never cleaned)."""
         key = (topic, partition)
         entry = self._first_dirty.get(key)
         log = self._manager.get(topic, partition)
-        return entry[1] if entry is not None and entry[0] is log else 0
+        if entry is None or entry[0] is not log or entry[1] != log.truncation_count:
+            return 0
+        return entry[2]
 
     # -- the three steps ----------------------------------------------------------------
     def plan(self, now_ms: int) -> CleaningJob | None:
@@ -96,7 +101,7 @@ class LogCleaner:
         if plan is None:
             return None
         self._in_progress.add(key)
-        return CleaningJob(key, log, plan)
+        return CleaningJob(key, log, plan, log.truncation_count)
 
     def commit(self, job: CleaningJob, result: CleanedSegments) -> bool:
         """Step 3: swap the cleaned segments in; False if the log changed meanwhile and
@@ -116,10 +121,10 @@ class LogCleaner:
         if not committed:
             logger.info("abandoned cleaning of %s-%d: the log changed", *job.key)
             return False
-        self._first_dirty[job.key] = (
-            log,
-            max(job.plan.first_dirty_offset, job.plan.end_offset),
-        )
+        first_dirty = job.plan.end_offset
+        if log.truncation_count == job.truncation_count:  # else the old entry may be stale
+            first_dirty = max(first_dirty, job.plan.first_dirty_offset)
+        self._first_dirty[job.key] = (log, log.truncation_count, first_dirty)
         if result.earliest_tombstone_horizon is None:
             self._tombstone_horizons.pop(job.key, None)
         else:
@@ -152,7 +157,7 @@ class LogCleaner:
             return
         offsets = {
             other: offset
-            for other, (log, offset) in self._first_dirty.items()
+            for other, (log, _, offset) in self._first_dirty.items()
             if self._manager.get(*other) is log and self._manager.log_dir_of(*other) == log_dir
         }
         write_offset_checkpoint(Path(log_dir) / CLEANER_OFFSET_CHECKPOINT, offsets)

@@ -149,6 +149,12 @@ class Log:
     def producer_state(self, producer_id: int) -> ProducerEntry | None:
         return self._producers.producers.get(producer_id)
 
+    @property
+    def truncation_count(self) -> int:
+        """How many times :meth:`truncate_to` rewrote the tail (the cleaner's checkpoint
+        is stale after one: offsets below it may hold new data)."""
+        return self._truncations
+
     def producer_last_offsets(self) -> dict[int, int]:
         """Producer id -> last offset of its newest batch, for every producer the log
         remembers (the cleaner keeps those batches so the sequence state survives)."""

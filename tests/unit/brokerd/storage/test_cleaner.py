@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from brokerd.protocol.records import Record, build_batch, decode_records, iter_batches, validate_batch
+from brokerd.protocol.records import (
+    Record,
+    RecordInput,
+    build_batch,
+    decode_records,
+    iter_batches,
+    validate_batch,
+)
 from brokerd.storage import (
     CorruptRecordError,
     Log,
@@ -27,7 +34,7 @@ CONFIG = LogConfig(
     segment_index_bytes=64 * 1024,  # small preallocated indexes keep msync cheap
     delete_retention_ms=RETENTION,
 )
-Written = dict[int, tuple[bytes, bytes | None]]  # offset -> (key, value)
+Written = dict[int, tuple[bytes | None, bytes | None]]  # offset -> (key, value)
 
 
 def open_manager(tmp_path: Path, clock: FakeClock, config: LogConfig = CONFIG) -> LogManager:
@@ -42,7 +49,7 @@ def write_updates(
     """``updates`` records over ``keys`` keys in batches of 100, cycling all five codecs;
     one in twenty is a tombstone."""
     for first in range(0, updates, 100):
-        items = []
+        items: list[RecordInput] = []
         for _ in range(min(100, updates - first)):
             value = None if rng.random() < 0.05 else b"v%d" % rng.randrange(10**9)
             items.append((b"key-%d" % rng.randrange(keys), value, [], now_ms))
@@ -51,7 +58,7 @@ def write_updates(
             written[offset] = (key, value)
 
 
-def latest(written: Written) -> dict[bytes, tuple[int, bytes | None]]:
+def latest(written: Written) -> dict[bytes | None, tuple[int, bytes | None]]:
     """key -> (offset, value) of its last write."""
     return {key: (offset, value) for offset, (key, value) in sorted(written.items())}
 
@@ -262,3 +269,27 @@ def test_idempotent_producer_state_survives_cleaning_and_reload(
     with pytest.raises(OutOfOrderSequenceError):
         log.append_as_leader(produce(9, b"shared"), 0)
     assert log.append_as_leader(produce(8, b"shared"), 0).base_offset == 9
+
+
+def test_truncation_below_the_checkpoint_makes_the_log_dirty_again(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    manager = open_manager(tmp_path, clock)
+    log = manager.get_or_create("t", 0)
+    written: Written = {}
+    rng = random.Random(6)
+    write_updates(log, rng, 5_000, 100, clock.now_ms, written)
+    log.roll()
+    cleaner = LogCleaner(manager)
+    assert cleaner.clean_once(clock.now_ms)
+    truncate_at = log.segments[-2].base_offset  # a follower drops a divergent tail
+    log.truncate_to(truncate_at)
+    written = {offset: kv for offset, kv in written.items() if offset < truncate_at}
+    assert cleaner.first_dirty_offset("t", 0) == 0
+    write_updates(log, rng, 5_000, 100, clock.now_ms, written)
+    log.roll()
+    assert cleaner.clean_once(clock.now_ms)
+    records = read_records(log)
+    assert_original_offsets(records, written)
+    assert {r.key: (r.offset, r.value) for r in records} == latest(written)
+    assert len(records) == len(latest(written))
