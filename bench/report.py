@@ -43,6 +43,26 @@ def target_verdicts(results: dict[str, Any]) -> dict[str, str]:
     return verdicts
 
 
+# A share this close to one full core means that process could not go faster.
+SATURATED_SHARE = 0.85
+# Client + broker + everyone else above this fraction of all cores: the run was starved.
+MACHINE_BUSY_FRACTION = 0.9
+
+
+def limited_by(figures: dict[str, Any], cpus: int) -> str:
+    """Which resource capped a throughput phase, judged from its CPU shares: a saturated
+    broker first (the system under test), then a saturated load generator, then a machine
+    whose cores were all busy (shared with other work), else none of them (waiting)."""
+    client, broker = figures["client_cpu_share"], figures["broker_cpu_share"]
+    if broker >= SATURATED_SHARE:
+        return "broker CPU"
+    if client >= SATURATED_SHARE:
+        return "client CPU"
+    if client + broker + figures["other_cpu_share"] >= MACHINE_BUSY_FRACTION * cpus:
+        return "all CPUs busy"
+    return "no CPU (waits)"
+
+
 def ratio(numerator: float | None, denominator: float | None) -> str:
     if not numerator or not denominator:
         return "-"
@@ -69,14 +89,14 @@ def _row(cells: list[str], widths: list[int]) -> str:
 
 
 def _throughput_section(results: dict[str, Any]) -> list[str]:
-    widths = [16, 12, 9, 8, 8, 8, 8, 7, 7, 22]
+    widths = [16, 12, 9, 8, 8, 8, 8, 7, 7, 16, 21]
     ceiling = results.get("ceiling", {})
     loopback = ceiling.get("loopback_tcp_mb_per_second")
     file_write = ceiling.get("file_write_mb_per_second")
     verdicts = target_verdicts(results)
     lines = [_row(["phase", "records", "rec/s", "MB/s", "client", "broker", "other", "/loop",
-                   "/file", "target"], widths),
-             _row(["", "", "", "", "CPU", "CPU", "CPU", "back", "write", ""], widths)]
+                   "/file", "limited by", "target"], widths),
+             _row(["", "", "", "", "CPU", "CPU", "CPU", "back", "write", "", ""], widths)]
     for phase, figures in results["throughput"].items():
         if "error" in figures:
             lines.append(f"{phase:<16}FAILED: {figures['error']}")
@@ -87,7 +107,7 @@ def _throughput_section(results: dict[str, Any]) -> list[str]:
             f"{figures['client_cpu_share']:.2f}", f"{figures['broker_cpu_share']:.2f}",
             f"{figures['other_cpu_share']:.2f}",
             ratio(mb, loopback), ratio(mb, file_write) if "produce" in phase else "-",
-            verdicts.get(phase, "")], widths))
+            limited_by(figures, results["cpus"]), verdicts.get(phase, "")], widths))
     return lines + [""]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.latency_client import read_stamp, stamped_payload
-from bench.report import ratio, render, target_verdicts, write_json
+from bench.report import limited_by, ratio, render, target_verdicts, write_json
 
 
 def figures(records_per_second: int, mb_per_second: float) -> dict[str, Any]:
@@ -64,3 +64,17 @@ def test_latency_stamp_survives_padding() -> None:
     payload = stamped_payload(1_700_000_000_123_456_789, 100)
     assert len(payload) == 100
     assert read_stamp(payload) == 1_700_000_000_123_456_789
+
+
+def shares(client: float, broker: float, other: float) -> dict[str, Any]:
+    return {"client_cpu_share": client, "broker_cpu_share": broker, "other_cpu_share": other}
+
+
+def test_limited_by_names_the_saturated_process_broker_first() -> None:
+    assert limited_by(shares(0.95, 0.9, 0.0), cpus=2) == "broker CPU"
+    assert limited_by(shares(0.9, 0.3, 0.0), cpus=2) == "client CPU"
+
+
+def test_limited_by_blames_a_full_machine_then_waiting() -> None:
+    assert limited_by(shares(0.5, 0.5, 0.9), cpus=2) == "all CPUs busy"
+    assert limited_by(shares(0.5, 0.5, 0.2), cpus=2) == "no CPU (waits)"
