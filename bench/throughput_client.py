@@ -7,9 +7,10 @@ CPU from /proc at the same two instants (see :mod:`bench.measure`).
 
 Producer settings follow the benchmark's brief: acks=1, linger.ms=5, no compression,
 batches up to ~1 MB (under the broker's default max.message.bytes of 1 MiB + 12) and a
-local queue big enough that ``produce()`` almost never blocks, so the Python loop only
-hands pre-built payloads to librdkafka.  Delivery reports are requested for failures only,
-so success costs no Python callback.  Throughput counts payload (value) bytes only.
+local queue big enough that it almost never fills; the Python loop only hands one
+pre-built payload to librdkafka in batches (``produce_batch``).  Delivery reports are
+requested for failures only, so success costs no Python callback.  Throughput counts
+payload (value) bytes only.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ PRODUCER_CONFIG: dict[str, Any] = {
     "compression.type": "none",
     "batch.size": 1_000_000,
     "batch.num.messages": 1_000_000,
-    "queue.buffering.max.messages": 2_000_000,
-    "queue.buffering.max.kbytes": 2_000_000,
+    "queue.buffering.max.messages": 500_000,
+    "queue.buffering.max.kbytes": 1_000_000,
     "delivery.report.only.error": True,
 }
 CONSUMER_CONFIG: dict[str, Any] = {
@@ -44,15 +45,39 @@ CONSUMER_CONFIG: dict[str, Any] = {
     "queued.max.messages.kbytes": 1024 * 1024,
     "fetch.wait.max.ms": 100,
 }
-# How often (in records) the produce loop looks at the clock and serves callbacks.
-CHECK_EVERY = 10_000
+# Records handed to librdkafka per produce_batch() call: one C call per 10,000 records
+# halves the client's CPU per record compared with one produce() call each.
+PRODUCE_BATCH = 10_000
+# The local queue never holds more than this, so a whole batch always fits (queue full
+# is then rare, and retried).
+QUEUE_LIMIT = PRODUCER_CONFIG["queue.buffering.max.messages"] - 2 * PRODUCE_BATCH
 CONSUME_BATCH = 10_000
+
+
+def enqueue(producer: Producer, topic: str, messages: list[dict[str, Any]]) -> list[str]:
+    """Hand every message to librdkafka; return the errors of those it refused for good.
+
+    confluent-kafka marks each refused message with an ``_error`` key and enqueues the
+    rest; refusals because the local queue was full are retried after a poll."""
+    while len(producer) > QUEUE_LIMIT:
+        producer.poll(0.001)
+    errors: list[str] = []
+    pending = messages
+    while producer.produce_batch(topic, pending, partition=0) < len(pending):
+        refused = [m.pop("_error") for m in pending if "_error" in m]
+        errors += [str(e) for e in refused if e.code() != KafkaError._QUEUE_FULL]
+        retry = sum(1 for e in refused if e.code() == KafkaError._QUEUE_FULL)
+        pending = pending[:retry]  # every message carries the same payload
+        if not pending:
+            break
+        producer.poll(0.001)
+    return errors
 
 
 def produce(bootstrap: str, topic: str, size: int, count: int, max_seconds: float,
             broker_pid: int) -> dict[str, Any]:
-    """Send up to ``count`` records of ``size`` payload bytes to partition 0 (fewer if
-    ``max_seconds`` runs out) and wait until every one is acknowledged."""
+    """Send ``count`` records of ``size`` payload bytes to partition 0 (fewer, in whole
+    batches, if ``max_seconds`` runs out) and wait until every one is acknowledged."""
     failures: list[str] = []
 
     def on_delivery(err: KafkaError | None, _: Message) -> None:
@@ -63,20 +88,16 @@ def produce(bootstrap: str, topic: str, size: int, count: int, max_seconds: floa
                          "on_delivery": on_delivery})
     producer.list_topics(topic, timeout=10)  # connected before the window opens
     payload = os.urandom(size)
+    batch = [{"value": payload} for _ in range(PRODUCE_BATCH)]
     start = CpuSample.take(broker_pid)
     deadline = start.wall + max_seconds
     sent = 0
-    while sent < count:
-        try:
-            producer.produce(topic, payload, partition=0)
-        except BufferError:  # local queue full: let librdkafka drain it
-            producer.poll(0.001)
-            continue
-        sent += 1
-        if sent % CHECK_EVERY == 0:
-            producer.poll(0)
-            if time.perf_counter() > deadline:
-                break
+    while sent < count and time.perf_counter() < deadline:
+        messages = batch[: count - sent]
+        refused = enqueue(producer, topic, messages)
+        failures += refused
+        sent += len(messages) - len(refused)
+        producer.poll(0)
     unacknowledged = producer.flush(max(30.0, max_seconds))
     end = CpuSample.take(broker_pid)
     window = Window.between(start, end)
