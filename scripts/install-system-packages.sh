@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the service and its tests need when they are missing
-# (docker-compose only validates docker-compose.yml in the tests; no engine is needed).
+# (docker-compose only validates docker-compose.yml in the tests; no engine is needed;
+# chromium and chromium-driver run the console's browser tests headless).
 # As root it runs apt-get itself; otherwise it prints the one command to run and fails.
 set -euo pipefail
-packages=(zookeeper redis-server kcat openjdk-17-jre-headless docker-compose)
+packages=(zookeeper redis-server kcat openjdk-17-jre-headless docker-compose chromium chromium-driver)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
