@@ -27,6 +27,7 @@ import os
 import pstats
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,11 +40,14 @@ if str(REPO_ROOT) not in sys.path:
 from bench import ceiling, storage_append  # noqa: E402
 from bench.cluster import Cluster  # noqa: E402
 from bench.latency_client import READY  # noqa: E402
+from bench.measure import machine_busy_seconds  # noqa: E402
 from bench.report import render, write_json  # noqa: E402
 
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
 # Headroom over a phase's own time cap for process start-up, connecting and the final flush.
 CLIENT_OVERHEAD_S = 40.0
+# Below this many busy cores (of everything else) a 2-core machine counts as quiet.
+QUIET_CORES = 0.3
 PROFILED_PHASES = ("produce-1k", "consume-1k", "produce-100", "consume-100")
 
 
@@ -145,6 +149,24 @@ def latency(cluster: Cluster, plan: Plan) -> dict[str, Any]:
             "consumer": json.loads(output.splitlines()[-1])}
 
 
+def busy_cores(sample_seconds: float = 2.0) -> float:
+    """How many cores the machine kept busy over the next ``sample_seconds``."""
+    before = machine_busy_seconds()
+    time.sleep(sample_seconds)
+    return (machine_busy_seconds() - before) / sample_seconds
+
+
+def wait_until_quiet(max_seconds: float, threshold_cores: float = QUIET_CORES) -> float:
+    """On a shared machine, wait (at most ``max_seconds``) until other work keeps fewer
+    than ``threshold_cores`` cores busy; return the last reading."""
+    deadline = time.monotonic() + max_seconds
+    busy = busy_cores()
+    while busy >= threshold_cores and time.monotonic() < deadline:
+        print(f"waiting for a quieter machine: {busy:.2f} cores busy", file=sys.stderr)
+        busy = busy_cores()
+    return busy
+
+
 def run_benchmark(plan: Plan) -> dict[str, Any]:
     results: dict[str, Any] = {
         "started_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
@@ -196,12 +218,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a tenth of the work (smoke test)")
     parser.add_argument("--profile", choices=PROFILED_PHASES,
                         help="profile the broker in this phase instead of the full run")
+    parser.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
+                        help="first wait up to SECONDS for other work to leave the CPUs idle")
     args = parser.parse_args(argv)
     plan = Plan().quick() if args.quick else Plan()
+    busy_before = wait_until_quiet(args.wait_quiet) if args.wait_quiet else None
     if args.profile:
         print(run_profile(args.profile, plan))
         return 0
     results = run_benchmark(plan)
+    results["busy_cores_before"] = busy_before
     write_json(results, RESULTS_DIR / "latest.json")
     print(render(results))
     print(f"JSON: {RESULTS_DIR / 'latest.json'}")
