@@ -91,6 +91,15 @@ class BrokerConfig:
     # tests/integration/brokerd/bench_fetch_transfer.py on loopback: sendfile 1.1-1.5 GiB/s,
     # pread 0.9-1.2 GiB/s, so sendfile is the default.
     fetch_transfer: str = "sendfile"
+    # Group coordinator (Kafka's keys; brokerd.groups.GroupConfig explains each).  The offsets
+    # topic's replication factor defaults to 1, not Kafka's 3: followers do not replicate yet,
+    # so more replicas would add no durability and a one-broker cluster could never create it.
+    offsets_topic_num_partitions: int = 50
+    offsets_topic_replication_factor: int = 1
+    group_initial_rebalance_delay_ms: int = 3_000
+    group_min_session_timeout_ms: int = 6_000
+    group_max_session_timeout_ms: int = 1_800_000
+    offsets_retention_minutes: int = 7 * 24 * 60
     # Topic-level defaults (Kafka's topic key names), inherited by every new log.
     log_defaults: Mapping[str, str] = field(default_factory=dict)
 
@@ -196,12 +205,24 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         socket_request_max_bytes=_as_int(props, "socket.request.max.bytes", 104_857_600),
         zookeeper_session_timeout_ms=_as_int(props, "zookeeper.session.timeout.ms", 18_000),
         fetch_transfer=fetch_transfer,
+        offsets_topic_num_partitions=_as_int(props, "offsets.topic.num.partitions", 50),
+        offsets_topic_replication_factor=_as_int(props, "offsets.topic.replication.factor", 1),
+        group_initial_rebalance_delay_ms=_as_int(props, "group.initial.rebalance.delay.ms",
+                                                 3_000),
+        group_min_session_timeout_ms=_as_int(props, "group.min.session.timeout.ms", 6_000),
+        group_max_session_timeout_ms=_as_int(props, "group.max.session.timeout.ms", 1_800_000),
+        offsets_retention_minutes=_as_int(props, "offsets.retention.minutes", 7 * 24 * 60),
         log_defaults=log_defaults_from(props),
     )
     if config.broker_id < 0:
         raise ConfigError("broker.id must be a non-negative integer")
     if config.num_partitions < 1 or config.default_replication_factor < 1:
         raise ConfigError("num.partitions and default.replication.factor must be >= 1")
+    if config.offsets_topic_num_partitions < 1 or config.offsets_topic_replication_factor < 1:
+        raise ConfigError("offsets.topic.num.partitions and .replication.factor must be >= 1")
+    if not 0 <= config.group_min_session_timeout_ms <= config.group_max_session_timeout_ms:
+        raise ConfigError("group.min.session.timeout.ms must be between 0 and "
+                          "group.max.session.timeout.ms")
     if config.socket_request_max_bytes < 1024:
         raise ConfigError("socket.request.max.bytes must be at least 1024")
     return config

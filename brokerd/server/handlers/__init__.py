@@ -44,22 +44,36 @@ def _build_table() -> dict[int, ApiEntry]:
         api_versions,
         create_partitions,
         create_topics,
+        delete_groups,
         delete_records,
         delete_topics,
         describe_cluster,
         describe_configs,
+        describe_groups,
         fetch,
+        find_coordinator,
+        heartbeat,
         incremental_alter_configs,
         init_producer_id,
+        join_group,
+        leave_group,
+        list_groups,
         list_offsets,
         metadata,
+        offset_commit,
+        offset_delete,
+        offset_fetch,
         produce,
+        sync_group,
     )
 
     modules = (api_versions, metadata, produce, fetch, list_offsets, create_topics,
                delete_topics, create_partitions, describe_configs, incremental_alter_configs,
                init_producer_id, describe_cluster, delete_records)
-    return {module.API_KEY: _entry(module) for module in modules}
+    group_modules = (find_coordinator, join_group, sync_group, heartbeat, leave_group,
+                     offset_commit, offset_fetch, list_groups, describe_groups, delete_groups,
+                     offset_delete)
+    return {module.API_KEY: _entry(module) for module in modules + group_modules}
 
 
 # Keyed by the int api key of a request header (ApiKey members hash equal to their ints).

@@ -26,7 +26,11 @@ def test_api_versions_advertises_exactly_the_required_table_within_the_codec() -
         ApiKey.DELETE_TOPICS: (0, 6), ApiKey.CREATE_PARTITIONS: (0, 3),
         ApiKey.DESCRIBE_CONFIGS: (0, 4), ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
         ApiKey.INIT_PRODUCER_ID: (0, 4), ApiKey.DESCRIBE_CLUSTER: (0, 1),
-        ApiKey.DELETE_RECORDS: (0, 2),
+        ApiKey.DELETE_RECORDS: (0, 2), ApiKey.FIND_COORDINATOR: (0, 6),
+        ApiKey.JOIN_GROUP: (0, 9), ApiKey.SYNC_GROUP: (0, 5), ApiKey.HEARTBEAT: (0, 4),
+        ApiKey.LEAVE_GROUP: (0, 5), ApiKey.OFFSET_COMMIT: (1, 8), ApiKey.OFFSET_FETCH: (1, 8),
+        ApiKey.LIST_GROUPS: (0, 4), ApiKey.DESCRIBE_GROUPS: (0, 5), ApiKey.DELETE_GROUPS: (0, 2),
+        ApiKey.OFFSET_DELETE: (0, 0),
     }
     body = api_versions.response_body()
     advertised = {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}

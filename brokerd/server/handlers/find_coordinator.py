@@ -1,0 +1,85 @@
+"""FindCoordinator (10) v0-6: which broker coordinates a consumer group.
+
+A group's coordinator is the leader of ``__consumer_offsets`` partition
+``partition_for(group_id)`` (see ``brokerd.groups.hashing``).  The first request creates the
+offsets topic (``offsets.topic.num.partitions`` x ``offsets.topic.replication.factor``,
+compacted) and waits briefly for its leaders.  Whenever no live leader can be named the
+answer is COORDINATOR_NOT_AVAILABLE, which every client retries.  v4+ batches keys
+(KIP-699); v0-3 carry one key and answer at the top level.
+
+Transactional coordinators (key type 1) are not implemented: such keys are answered
+COORDINATOR_NOT_AVAILABLE, like InitProducerId does for transactional ids.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brokerd.groups.partition_log import OFFSETS_TOPIC, OFFSETS_TOPIC_CONFIGS
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.server import topic_admin
+from brokerd.server.handlers.metadata import endpoint_for
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.FIND_COORDINATOR
+MIN_VERSION, MAX_VERSION = 0, 6
+GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE = 0, 1
+# Long enough for a fresh topic's 50 leaders on a loaded test machine, short enough that the
+# client's own request timeout (30 s or more in every client) never fires first.
+CREATE_WAIT_S = 10.0
+
+
+def _answer(key: str, error: ErrorCode, message: str | None = None,
+            node: tuple[int, str, int] = (-1, "", -1)) -> dict[str, Any]:
+    node_id, host, port = node
+    return {"key": key, "node_id": node_id, "host": host, "port": port,
+            "error_code": int(error), "error_message": message}
+
+
+async def _ensure_offsets_topic(broker: Broker) -> str | None:
+    """Create ``__consumer_offsets`` if missing; None once it exists, else why not."""
+    if broker.cache.topic(OFFSETS_TOPIC) is not None:
+        return None
+    result, _ = await topic_admin.create_topic(
+        broker, OFFSETS_TOPIC, broker.groups.config.num_partitions,
+        broker.config.offsets_topic_replication_factor, configs=dict(OFFSETS_TOPIC_CONFIGS),
+        timeout_s=CREATE_WAIT_S)
+    if result.error_code == ErrorCode.TOPIC_ALREADY_EXISTS:  # a concurrent request created it
+        await broker.cache.wait_until(lambda: broker.cache.has_leaders(OFFSETS_TOPIC),
+                                      CREATE_WAIT_S)
+        return None
+    return None if result.ok else f"cannot create {OFFSETS_TOPIC}: {result.error_message}"
+
+
+async def _find(broker: Broker, request: Request, key: str, key_type: int) -> dict[str, Any]:
+    if key_type == TRANSACTION_KEY_TYPE:
+        return _answer(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactions are not served")
+    if key_type != GROUP_KEY_TYPE:
+        return _answer(key, ErrorCode.INVALID_REQUEST, f"unknown key type {key_type}")
+    problem = await _ensure_offsets_topic(broker)
+    if problem is not None:
+        return _answer(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, problem)
+    metadata = broker.cache.topic(OFFSETS_TOPIC)
+    state = None if metadata is None else metadata.states.get(broker.groups.partition_for(key))
+    registration = None if state is None else broker.cache.brokers.get(state.leader)
+    if state is None or registration is None:
+        return _answer(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "offsets partition has no leader")
+    endpoint = endpoint_for(registration, request.connection.listener_name)
+    if endpoint is None:
+        return _answer(key, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                       f"coordinator has no {request.connection.listener_name} listener")
+    return _answer(key, ErrorCode.NONE, None, (state.leader, *endpoint))
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    body = request.body
+    key_type = body.get("key_type", GROUP_KEY_TYPE)
+    if request.version >= 4:
+        coordinators = [await _find(broker, request, key, key_type)
+                        for key in body["coordinator_keys"]]
+        return {"throttle_time_ms": 0, "coordinators": coordinators}
+    answer = await _find(broker, request, body["key"], key_type)
+    return {"throttle_time_ms": 0, **answer}

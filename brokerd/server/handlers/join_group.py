@@ -1,0 +1,32 @@
+"""JoinGroup (11) v0-9: a member joins (or rejoins) a group and waits for the new generation.
+
+The request parks in the coordinator until the rebalance completes, so it may take up to
+the group's rebalance timeout to answer.  The coordinator records each member's client id
+and host (shown by DescribeGroups), taken here from the request header and the peer
+address, written ``/<ip>`` as Kafka writes it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.JOIN_GROUP
+MIN_VERSION, MAX_VERSION = 0, 9
+
+
+def client_host(peer: str) -> str:
+    """``/<ip>`` from a connection's ``<ip>:<port>`` peer (the IP may hold colons: IPv6)."""
+    host, _, _ = peer.rpartition(":")
+    return "/" + (host or peer)
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    return await broker.groups.join_group(request.body, request.version,
+                                          request.header.client_id or "",
+                                          client_host(request.connection.peer))

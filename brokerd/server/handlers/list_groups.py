@@ -1,0 +1,21 @@
+"""ListGroups (16) v0-4: the groups this broker coordinates (v4 filters by state).
+
+The group coordinator (``brokerd.groups``) holds all the logic; this module only routes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.LIST_GROUPS
+MIN_VERSION, MAX_VERSION = 0, 4
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    return await broker.groups.list_groups(request.body, request.version)
