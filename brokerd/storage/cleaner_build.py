@@ -111,7 +111,7 @@ def _clean_group(
         return record.key is not None and record.offset >= offset_map.get(record.key, -1)
 
     try:
-        group_last_offset = group[-1].next_offset - 1
+        group_last_offset = max(source.next_offset for source in group) - 1
         horizon: int | None = None
         pending, headers = bytearray(), []
         for source in group:

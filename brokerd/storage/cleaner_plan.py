@@ -43,7 +43,7 @@ from brokerd.storage.time_index import TimeIndex
 @dataclass(frozen=True)
 class SourceSegment:
     """An inactive segment as planned: ``size`` bytes of immutable batches read via
-    ``fd`` (a private duplicate), ending at ``next_offset``."""
+    ``fd`` (a private duplicate); ``next_offset`` is one past its last batch."""
 
     segment: LogSegment
     base_offset: int
@@ -136,8 +136,8 @@ def plan_cleaning(
     if not cleanable:
         return None
     sources = [
-        SourceSegment(s, s.base_offset, next_base, s.size, os.dup(s.file.fileno()))
-        for s, next_base in cleanable
+        SourceSegment(s, s.base_offset, s.next_offset, s.size, os.dup(s.file.fileno()))
+        for s, _ in cleanable
     ]
     return CleaningPlan(
         directory=log.directory,

@@ -105,8 +105,13 @@ def _raw_records(batch: bytes, header: BatchHeader) -> list[_RawRecord]:
 
 def require_keys(batch: bytes | bytearray | memoryview, position: int, header: BatchHeader) -> None:
     """Kafka's rule for compacted topics: every record needs a key (compaction is by key,
-    so a keyless record could never be superseded); raises INVALID_RECORD otherwise."""
-    for record in decode_records(batch, position, header):
+    so a keyless record could never be superseded); raises INVALID_RECORD otherwise, or
+    CORRUPT_MESSAGE when the records do not decode."""
+    try:
+        records = decode_records(batch, position, header)
+    except ProtocolError as exc:
+        raise CorruptRecordError(f"batch at {position}: {exc}") from exc
+    for record in records:
         if record.key is None:
             raise InvalidRecordError(
                 f"compacted topic refuses a record without key at offset delta "
@@ -142,13 +147,13 @@ def filter_batch(
     horizon = delete_horizon(header)
     expired = horizon is not None and now_ms >= horizon
     kept = [keep(r) and not (r.value is None and expired) for r in records]
+    if not any(kept):  # also an empty batch kept by an earlier cleaning
+        return FilteredBatch(empty_batch(batch, header) if retain_empty else None, None)
     tombstones = any(k and r.value is None for k, r in zip(kept, records, strict=True))
     if tombstones and horizon is None:
         horizon = now_ms + delete_retention_ms
     elif all(kept):
         return FilteredBatch(batch, horizon if tombstones else None)
-    if not any(kept):
-        return FilteredBatch(empty_batch(batch, header) if retain_empty else None, None)
     raw = [r for k, r in zip(kept, _raw_records(batch, header), strict=True) if k]
     return FilteredBatch(
         _rewrite(batch, header, raw, horizon if tombstones else None),

@@ -108,6 +108,9 @@ def test_compaction_keeps_the_latest_value_of_every_key_then_drops_tombstones(
     live = {key: value for key, (_, value) in expected.items() if value is not None}
     assert len(live) < len(expected)
     assert {r.key: r.value for r in records} == live and len(records) == len(live)
+    data = log.read(0, 1 << 40).read()
+    empty = [h for _, h in iter_batches(data) if h.records_count == 0]
+    assert len(empty) < len(log.segments)  # at most each cleaned segment's last batch
     assert log.append_as_leader(build_batch([(b"k", b"v", [], clock.now_ms)]), 0).base_offset == end
 
 

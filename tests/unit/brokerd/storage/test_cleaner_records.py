@@ -111,6 +111,9 @@ def test_emptied_batch_is_dropped_or_kept_as_a_bare_header() -> None:
     assert (header.base_offset, header.last_offset, header.records_count) == (100, 103, 0)
     assert (header.producer_id, header.producer_epoch, header.base_sequence) == (7, 2, 40)
     assert header.compression == 0 and decode_records(empty, 0, header) == []
+    # A later cleaning drops it once nothing needs it any more, or keeps it unchanged.
+    assert run(empty, lambda r: True).data is None
+    assert run(empty, lambda r: True, retain_empty=True).data == empty
 
 
 def test_log_append_time_batch_keeps_its_broker_timestamp() -> None:
