@@ -3,6 +3,8 @@
 from collections.abc import Callable
 
 import pytest
+from aiokafka.record.memory_records import MemoryRecords as AiokafkaRecords
+from kafka.record.memory_records import MemoryRecords as KafkaPythonRecords
 
 from brokerd.protocol import ErrorCode
 from brokerd.protocol.records import (
@@ -142,3 +144,24 @@ def test_min_cleanable_dirty_ratio_is_parsed_and_checked() -> None:
     with pytest.raises(ValueError):
         LogConfig.from_props({"min.cleanable.dirty.ratio": "1.5"})
     assert LogConfig(cleanup_policy=("compact", "delete")).compacts
+
+
+@pytest.mark.parametrize("client_records", [KafkaPythonRecords, AiokafkaRecords])
+@pytest.mark.parametrize("codec", [0, 1])  # codecs both clients handle without extras
+def test_clients_read_rewritten_and_empty_batches(codec: int, client_records: type) -> None:
+    tombstone: RecordInput = (b"gone", None, [], NOW_MS + 1)
+    original = make_batch([values(0), tombstone, values(2), values(3)], codec)
+    rewritten = run(original, lambda r: r.offset != 102).data
+    empty = run(original, lambda r: False, retain_empty=True).data
+    assert rewritten is not None and empty is not None
+    client_view = client_records(rewritten + empty)
+    batches = []
+    while (client_batch := client_view.next_batch()) is not None:
+        assert client_batch.validate_crc()
+        records = [(r.offset, r.timestamp, r.key, r.value) for r in client_batch]
+        batches.append((client_batch.next_offset, records))
+    assert batches == [
+        (104, [(100, NOW_MS, b"k0", b"v0"), (101, NOW_MS + 1, b"gone", None),
+               (103, NOW_MS + 3, b"k3", b"v3")]),
+        (104, []),  # a consumer skips the empty batch to the same next offset
+    ]
