@@ -100,15 +100,6 @@ class BrokerConfig:
     group_min_session_timeout_ms: int = 6_000
     group_max_session_timeout_ms: int = 1_800_000
     offsets_retention_minutes: int = 7 * 24 * 60
-    # Group coordinator (Kafka's keys; brokerd.groups.GroupConfig explains each).  The offsets
-    # topic's replication factor defaults to 1, not Kafka's 3: followers do not replicate yet,
-    # so more replicas would add no durability and a one-broker cluster could never create it.
-    offsets_topic_num_partitions: int = 50
-    offsets_topic_replication_factor: int = 1
-    group_initial_rebalance_delay_ms: int = 3_000
-    group_min_session_timeout_ms: int = 6_000
-    group_max_session_timeout_ms: int = 1_800_000
-    offsets_retention_minutes: int = 7 * 24 * 60
     # Topic-level defaults (Kafka's topic key names), inherited by every new log.
     log_defaults: Mapping[str, str] = field(default_factory=dict)
 
@@ -221,24 +212,12 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         group_min_session_timeout_ms=_as_int(props, "group.min.session.timeout.ms", 6_000),
         group_max_session_timeout_ms=_as_int(props, "group.max.session.timeout.ms", 1_800_000),
         offsets_retention_minutes=_as_int(props, "offsets.retention.minutes", 7 * 24 * 60),
-        offsets_topic_num_partitions=_as_int(props, "offsets.topic.num.partitions", 50),
-        offsets_topic_replication_factor=_as_int(props, "offsets.topic.replication.factor", 1),
-        group_initial_rebalance_delay_ms=_as_int(props, "group.initial.rebalance.delay.ms",
-                                                 3_000),
-        group_min_session_timeout_ms=_as_int(props, "group.min.session.timeout.ms", 6_000),
-        group_max_session_timeout_ms=_as_int(props, "group.max.session.timeout.ms", 1_800_000),
-        offsets_retention_minutes=_as_int(props, "offsets.retention.minutes", 7 * 24 * 60),
         log_defaults=log_defaults_from(props),
     )
     if config.broker_id < 0:
         raise ConfigError("broker.id must be a non-negative integer")
     if config.num_partitions < 1 or config.default_replication_factor < 1:
         raise ConfigError("num.partitions and default.replication.factor must be >= 1")
-    if config.offsets_topic_num_partitions < 1 or config.offsets_topic_replication_factor < 1:
-        raise ConfigError("offsets.topic.num.partitions and .replication.factor must be >= 1")
-    if not 0 <= config.group_min_session_timeout_ms <= config.group_max_session_timeout_ms:
-        raise ConfigError("group.min.session.timeout.ms must be between 0 and "
-                          "group.max.session.timeout.ms")
     if config.offsets_topic_num_partitions < 1 or config.offsets_topic_replication_factor < 1:
         raise ConfigError("offsets.topic.num.partitions and .replication.factor must be >= 1")
     if not 0 <= config.group_min_session_timeout_ms <= config.group_max_session_timeout_ms:

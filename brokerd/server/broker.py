@@ -25,8 +25,6 @@ from brokerd.coordination.zk import ZkCoordinator
 from brokerd.coordination.znodes import BrokerRegistration, ProducerIdBlock, TopicMetadata
 from brokerd.groups import GroupConfig, GroupCoordinator
 from brokerd.groups.partition_log import OFFSETS_TOPIC, ReplicaOffsetsLog
-from brokerd.groups import GroupConfig, GroupCoordinator
-from brokerd.groups.partition_log import OFFSETS_TOPIC, ReplicaOffsetsLog
 from brokerd.protocol import ErrorCode
 from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import Partition
@@ -60,8 +58,6 @@ class Broker:
         self.listeners = [Listener(endpoint, self) for endpoint in config.listeners]
         self.coordinator: ZkCoordinator | None = None
         self.producer_ids = ProducerIdAllocator(self._allocate_producer_id_block)
-        self.groups = GroupCoordinator(ReplicaOffsetsLog(self.replicas), group_config(config))
-        self._group_loads: set[asyncio.Task[None]] = set()
         self.groups = GroupCoordinator(ReplicaOffsetsLog(self.replicas), group_config(config))
         self._group_loads: set[asyncio.Task[None]] = set()
         self.shutting_down = asyncio.Event()
@@ -118,9 +114,6 @@ class Broker:
                                timeout=SHUTDOWN_GRACE_S)
         for listener in self.listeners:
             listener.close_connections()
-        for load in self._group_loads:
-            load.cancel()
-        await self.groups.close()
         for load in self._group_loads:
             load.cancel()
         await self.groups.close()
@@ -209,27 +202,6 @@ class Broker:
         except Exception:
             log.exception("cannot load groups of %s-%d; its groups stay unserved",
                           OFFSETS_TOPIC, partition)
-        if name == OFFSETS_TOPIC:
-            self._coordinate_led_offsets_partitions()
-
-    def _coordinate_led_offsets_partitions(self) -> None:
-        """Coordinate the groups of exactly the ``__consumer_offsets`` partitions hosted
-        (led) here: start loading newly led ones, unload the rest.  Loading replays the
-        partition, so a group's state follows its partition's leadership."""
-        for partition in range(self.groups.config.num_partitions):
-            if self.replicas.get(OFFSETS_TOPIC, partition) is None:
-                self.groups.unload_partition(partition)
-            elif not self.groups.owns(partition):
-                load = asyncio.get_running_loop().create_task(self._load_groups(partition))
-                self._group_loads.add(load)
-                load.add_done_callback(self._group_loads.discard)
-
-    async def _load_groups(self, partition: int) -> None:
-        try:
-            await self.groups.load_partition(partition)  # returns at once if already loaded
-        except Exception:
-            log.exception("cannot load groups of %s-%d; its groups stay unserved",
-                          OFFSETS_TOPIC, partition)
 
     def brokers_changed(self, brokers: dict[int, BrokerRegistration]) -> None:
         self.cache.put_brokers(brokers)
@@ -258,17 +230,6 @@ class Broker:
     def log_config_for(self, topic_config: dict[str, str]) -> LogConfig:
         """A topic's effective log config: broker defaults overridden by the topic's."""
         return self.default_log_config.with_overrides(topic_config)
-
-
-def group_config(config: BrokerConfig) -> GroupConfig:
-    """The group coordinator's settings from the broker's ``group.*``/``offsets.*`` keys."""
-    return GroupConfig(
-        num_partitions=config.offsets_topic_num_partitions,
-        min_session_timeout_ms=config.group_min_session_timeout_ms,
-        max_session_timeout_ms=config.group_max_session_timeout_ms,
-        initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
-        offsets_retention_ms=config.offsets_retention_minutes * 60_000,
-    )
 
 
 def group_config(config: BrokerConfig) -> GroupConfig:

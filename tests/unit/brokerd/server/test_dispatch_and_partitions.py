@@ -16,7 +16,6 @@ from brokerd.protocol.records import build_batch
 from brokerd.replication.manager import ReplicaManager
 from brokerd.server.dispatch import Dispatcher
 from brokerd.server.handlers import API_TABLE
-from brokerd.server.handlers import API_TABLE
 from brokerd.server.metrics import BrokerProbe
 from brokerd.storage import LogConfig, LogManager
 
