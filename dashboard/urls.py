@@ -1,11 +1,32 @@
+"""Console routes: tenant pages under /t/<slug>/, operators' pages under /ops/."""
+
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import views
+from .views import groups, operator, tenant
 
 app_name = "dashboard"
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(template_name="dashboard/login.html"), name="login"),
+    path("", tenant.home, name="home"),
+    path("login/", auth_views.LoginView.as_view(template_name="dashboard/login.html"),
+         name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("t/<slug:slug>/", tenant.overview, name="tenant"),
+    path("t/<slug:slug>/topics/", tenant.topics, name="topics"),
+    path("t/<slug:slug>/topics/<str:name>/delete/", tenant.topic_delete, name="topic-delete"),
+    path("t/<slug:slug>/api-keys/", tenant.api_keys, name="api-keys"),
+    path("t/<slug:slug>/api-keys/<str:key>/revoke/", tenant.api_key_revoke, name="api-key-revoke"),
+    path("t/<slug:slug>/acls/", tenant.acls, name="acls"),
+    path("t/<slug:slug>/acls/<int:pk>/revoke/", tenant.acl_revoke, name="acl-revoke"),
+    path("t/<slug:slug>/client-ids/", tenant.client_ids, name="client-ids"),
+    path("t/<slug:slug>/client-ids/<int:pk>/delete/", tenant.client_id_delete,
+         name="client-id-delete"),
+    path("t/<slug:slug>/quotas/", tenant.quotas, name="quotas"),
+    path("t/<slug:slug>/consumer-groups/", groups.group_list, name="groups"),
+    path("t/<slug:slug>/consumer-groups/<str:group>/", groups.group_page, name="group"),
+    path("t/<slug:slug>/consumer-groups/<str:group>/reset/", groups.group_reset,
+         name="group-reset"),
+    path("ops/tenants/", operator.tenants, name="ops-tenants"),
+    path("ops/tenants/<slug:slug>/status/", operator.tenant_status, name="ops-tenant-status"),
+    path("ops/brokers/", operator.brokers, name="ops-brokers"),
 ]

@@ -5,6 +5,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
+from dashboard.api import ConsumerGroupViewSet
 from quotas.api import ClusterQuotaViewSet, TenantQuotaViewSet
 from tenants.api import views
 
@@ -19,6 +20,7 @@ tenant_router.register("client-ids", views.ClientIdViewSet, basename="client-id"
 tenant_router.register("topics", views.TopicViewSet, basename="topic")
 tenant_router.register("quotas", TenantQuotaViewSet, basename="tenant-quota")
 tenant_router.register("acls", views.AclViewSet, basename="acl")
+tenant_router.register("consumer-groups", ConsumerGroupViewSet, basename="consumer-group")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),

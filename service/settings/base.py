@@ -9,6 +9,10 @@
 | ALLOWED_HOSTS       | 127.0.0.1,localhost                  | comma-separated                            |
 | BOOTSTRAP_SERVERS   | 127.0.0.1:9092                       | what the console shows clients             |
 | DEFAULT_REPLICATION_FACTOR | 3                             | for topics created without one             |
+| OPERATOR_BOOTSTRAP_SERVERS | BOOTSTRAP_SERVERS             | PLAINTEXT listener the admin client uses |
+| KAFKA_ADMIN_TIMEOUT_S | 5                                  | per admin request of the control plane     |
+| LAG_SNAPSHOT_INTERVAL_S | 5                                | consumer-lag snapshot period (Celery beat) |
+| LAG_HISTORY_SECONDS | 900                                  | lag history kept for the charts            |
 """
 
 from __future__ import annotations
@@ -118,6 +122,14 @@ REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 ZOOKEEPER_CONNECT = os.environ.get("ZOOKEEPER_CONNECT", "127.0.0.1:2181/kafkasaas")
 BOOTSTRAP_SERVERS = os.environ.get("BOOTSTRAP_SERVERS", "127.0.0.1:9092")
 DEFAULT_REPLICATION_FACTOR = int(os.environ.get("DEFAULT_REPLICATION_FACTOR", "3"))
+OPERATOR_BOOTSTRAP_SERVERS = os.environ.get("OPERATOR_BOOTSTRAP_SERVERS", BOOTSTRAP_SERVERS)
+KAFKA_ADMIN_TIMEOUT_S = float(os.environ.get("KAFKA_ADMIN_TIMEOUT_S", "5"))
+LAG_SNAPSHOT_INTERVAL_S = float(os.environ.get("LAG_SNAPSHOT_INTERVAL_S", "5"))
+LAG_HISTORY_SECONDS = int(os.environ.get("LAG_HISTORY_SECONDS", "900"))
+
+CHANNEL_LAYERS = {
+    "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}},
+}
 
 CELERY_BROKER_URL = REDIS_URL
 CELERY_TASK_DEFAULT_QUEUE = "kafkasaas"
@@ -125,6 +137,12 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
+CELERY_BEAT_SCHEDULE = {
+    # a snapshot older than one period is stale: drop it rather than run it late
+    "consumer-lag-snapshot": {"task": "dashboard.tasks.snapshot_consumer_lag",
+                              "schedule": LAG_SNAPSHOT_INTERVAL_S,
+                              "options": {"expires": LAG_SNAPSHOT_INTERVAL_S}},
+}
 
 LOGGING = {
     "version": 1,

@@ -11,3 +11,7 @@ from .base import *  # noqa: F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_DEFAULT_QUEUE = f"kafkasaas-test-{os.getpid()}"
 ZOOKEEPER_CONNECT = os.environ.get("TEST_ZOOKEEPER", "127.0.0.1:2181") + "/kafkasaas-test"
+CHANNEL_LAYERS = {  # a channel-layer namespace private to this pytest worker, like its queue
+    "default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+                "CONFIG": {"hosts": [REDIS_URL], "prefix": f"asgi-test-{os.getpid()}"}},  # noqa: F405
+}

@@ -1,0 +1,105 @@
+"""Console forms: they only parse input; the service functions validate against current state."""
+
+from __future__ import annotations
+
+from django import forms
+
+from quotas.models import Plan
+from tenants.models import NAME_VALIDATOR, SLUG_VALIDATOR, TOPIC_NAME_VALIDATOR, Acl, Principal
+
+from .offsets import STRATEGIES, ResetRequest
+
+CLEANUP_POLICIES = [("delete", "delete"), ("compact", "compact"), ("compact,delete", "compact,delete")]
+
+
+class TopicForm(forms.Form):
+    """A new topic; retention is asked in hours (what people think in) and stored as Kafka's
+    ``retention.ms`` config; -1 keeps records forever, as in Kafka."""
+
+    name = forms.CharField(max_length=200, validators=[TOPIC_NAME_VALIDATOR])
+    partitions = forms.IntegerField(min_value=1, max_value=1000, initial=6)
+    replication_factor = forms.IntegerField(min_value=1, max_value=7, required=False,
+                                            help_text="empty: the cluster default")
+    retention_hours = forms.IntegerField(min_value=-1, initial=168, help_text="-1: keep forever")
+    cleanup_policy = forms.ChoiceField(choices=CLEANUP_POLICIES, initial="delete")
+
+    def configs(self) -> dict[str, str]:
+        hours = self.cleaned_data["retention_hours"]
+        return {"cleanup.policy": self.cleaned_data["cleanup_policy"],
+                "retention.ms": str(-1 if hours == -1 else hours * 3_600_000)}
+
+
+class ServiceAccountForm(forms.Form):
+    name = forms.CharField(max_length=100, validators=[NAME_VALIDATOR])
+    description = forms.CharField(max_length=500, required=False)
+
+
+class ApiKeyForm(forms.Form):
+    principal = forms.ModelChoiceField(queryset=Principal.objects.none(), to_field_name="name",
+                                       label="Service account")
+    description = forms.CharField(max_length=500, required=False)
+
+    def __init__(self, *args: object, tenant: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        principal_field = self.fields["principal"]
+        assert isinstance(principal_field, forms.ModelChoiceField)
+        principal_field.queryset = Principal.objects.filter(
+            tenant=tenant, kind=Principal.SERVICE_ACCOUNT).order_by("name")
+
+
+class AclForm(forms.Form):
+    principal = forms.ModelChoiceField(queryset=Principal.objects.none(), to_field_name="name")
+    operation = forms.ChoiceField(choices=Acl.OPERATIONS)
+    resource_type = forms.ChoiceField(choices=Acl.RESOURCE_TYPES)
+    pattern_type = forms.ChoiceField(choices=Acl.PATTERN_TYPES)
+    resource_name = forms.CharField(max_length=200, required=False)
+
+    def __init__(self, *args: object, tenant: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        principal_field = self.fields["principal"]
+        assert isinstance(principal_field, forms.ModelChoiceField)
+        principal_field.queryset = Principal.objects.filter(tenant=tenant).order_by("name")
+
+
+class ClientIdForm(forms.Form):
+    client_id = forms.CharField(max_length=255)
+    description = forms.CharField(max_length=500, required=False)
+
+
+class TenantForm(forms.Form):
+    slug = forms.CharField(max_length=40, validators=[SLUG_VALIDATOR])
+    name = forms.CharField(max_length=200)
+    plan = forms.ModelChoiceField(queryset=Plan.objects.order_by("slug"), to_field_name="slug")
+
+
+class ResetOffsetsForm(forms.Form):
+    """An offset reset of one topic (all partitions, or one) of an inactive group."""
+
+    strategy = forms.ChoiceField(choices=[(s, s) for s in STRATEGIES])
+    topic = forms.ChoiceField(choices=[])
+    partition = forms.IntegerField(min_value=0, required=False, help_text="empty: all partitions")
+    offset = forms.IntegerField(min_value=0, required=False, help_text="for strategy 'offset'")
+    timestamp = forms.DateTimeField(required=False, help_text="UTC, for strategy 'timestamp'",
+                                    widget=forms.DateTimeInput(attrs={"placeholder": "2026-01-31 12:00"}))
+
+    def __init__(self, *args: object, topics: list[str], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        topic_field = self.fields["topic"]
+        assert isinstance(topic_field, forms.ChoiceField)
+        topic_field.choices = [(t, t) for t in topics]
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        if data.get("strategy") == "offset" and data.get("offset") is None:
+            self.add_error("offset", "needed for strategy 'offset'")
+        if data.get("strategy") == "timestamp" and data.get("timestamp") is None:
+            self.add_error("timestamp", "needed for strategy 'timestamp'")
+        return data
+
+    def to_request(self) -> ResetRequest:
+        data = self.cleaned_data
+        timestamp = data.get("timestamp")
+        return ResetRequest(
+            strategy=data["strategy"], topic=data["topic"], partition=data.get("partition"),
+            offset=data.get("offset"),
+            timestamp_ms=int(timestamp.timestamp() * 1000) if timestamp else None)

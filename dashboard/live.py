@@ -1,0 +1,59 @@
+"""Live lag updates: what a viewer receives, and the Channels groups it is sent to.
+
+Two kinds of channel group, both per tenant so that a socket only ever hears its own tenant:
+``lag.<slug>`` carries the list page's summaries (one message per snapshot with every group),
+``lag.<slug>.<digest>`` one group's full detail (group ids may hold characters channel-group
+names may not, hence a digest of the id).  The same payload functions feed the REST API and the
+first render of the pages, so a page and its live updates never disagree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+from .models import ConsumerGroupLag
+from .templatetags.console import seconds
+
+MESSAGE_TYPE = "lag.update"  # handled by LagConsumer.lag_update
+
+
+def tenant_channel_group(slug: str) -> str:
+    return f"lag.{slug}"
+
+
+def group_channel_group(slug: str, group: str) -> str:
+    return f"lag.{slug}.{hashlib.sha1(group.encode()).hexdigest()[:20]}"
+
+
+def group_summary(row: ConsumerGroupLag) -> dict[str, Any]:
+    return {"group": row.group, "state": row.state, "members": len(row.members),
+            "status": row.status, "total_lag": row.total_lag, "max_lag": row.max_lag,
+            "time_lag_s": row.time_lag_s, "time_lag": seconds(row.time_lag_s),
+            "updated_at": row.updated_at.timestamp()}
+
+
+def group_detail(row: ConsumerGroupLag) -> dict[str, Any]:
+    """The summary plus members and per-partition offsets, lag and status (no commit window)."""
+    partitions = [{key: p[key] for key in ("topic", "partition", "committed", "log_start",
+                                           "high_watermark", "lag", "status")}
+                  for p in row.lag.get("partitions", [])]
+    return {**group_summary(row), "members": row.members, "partitions": partitions,
+            "rate": row.lag.get("rate")}
+
+
+def broadcast(slug: str, rows: Sequence[ConsumerGroupLag]) -> None:
+    """Send one snapshot's results of a tenant to everyone watching that tenant's groups."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    send = async_to_sync(layer.group_send)
+    send(tenant_channel_group(slug), {"type": MESSAGE_TYPE, "payload": {
+        "kind": "summary", "groups": [group_summary(row) for row in rows]}})
+    for row in rows:
+        send(group_channel_group(slug, row.group), {"type": MESSAGE_TYPE, "payload": {
+            "kind": "detail", **group_detail(row)}})

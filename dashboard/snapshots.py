@@ -1,0 +1,137 @@
+"""The consumer-lag snapshot: ask the brokers, evaluate, store, prune, broadcast.
+
+One snapshot covers every tenant: it lists all groups once and splits them by the namespace
+prefix (a tenant slug has no dot, so ``<slug>.<group>`` splits at the first dot).  Only groups
+and topics inside a tenant's namespace are shown to that tenant, with the prefix removed.
+Groups that no longer exist on the cluster lose their row.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+
+from tenants.models import Tenant
+
+from . import kafka, live
+from .lag import PartitionOffsets, evaluate_group, group_lag_from_json, group_lag_to_json
+from .models import ConsumerGroupLag, LagSample, TopicThroughput
+
+Bounds = dict[kafka.TopicPartitionKey, tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class ClusterSnapshot:
+    """Everything one snapshot read from the brokers (physical names)."""
+
+    groups: dict[str, kafka.GroupDescription]
+    committed: dict[str, dict[kafka.TopicPartitionKey, int]]
+    bounds: Bounds
+
+
+def split_name(physical: str) -> tuple[str, str]:
+    """``acme.orders`` → (``acme``, ``orders``)."""
+    slug, _, name = physical.partition(".")
+    return slug, name
+
+
+def read_cluster(admin: kafka.AdminClient, slugs: set[str]) -> ClusterSnapshot:
+    group_ids = [g for g in kafka.list_group_ids(admin) if split_name(g)[0] in slugs]
+    committed = kafka.committed_offsets(admin, group_ids)
+    partitions = {(topic, p) for topic, count in kafka.partition_counts(admin).items()
+                  if split_name(topic)[0] in slugs for p in range(count)}
+    for offsets in committed.values():
+        partitions.update(offsets)
+    return ClusterSnapshot(kafka.describe_groups(admin, group_ids), committed,
+                           kafka.log_bounds(admin, sorted(partitions)))
+
+
+def _members(description: kafka.GroupDescription | None, slug: str) -> list[dict]:
+    if description is None:
+        return []
+    return [{"member_id": m.member_id, "client_id": m.client_id, "host": m.host,
+             "assignment": [[split_name(t)[1], p] for t, p in m.assignment
+                            if split_name(t)[0] == slug]}
+            for m in description.members]
+
+
+def store_tenant(tenant: Tenant, cluster: ClusterSnapshot, now: datetime) -> list[ConsumerGroupLag]:
+    """Evaluate and store one tenant's groups and topics; returns the groups' new rows."""
+    previous = {row.group: row for row in ConsumerGroupLag.objects.filter(tenant=tenant)}
+    rows, samples = [], []
+    for physical in sorted(set(cluster.committed) | set(cluster.groups)):
+        slug, group = split_name(physical)
+        if slug != tenant.slug:
+            continue
+        committed = cluster.committed.get(physical, {})
+        observed = [PartitionOffsets(split_name(t)[1], p, offset, *cluster.bounds[(t, p)])
+                    for (t, p), offset in committed.items()
+                    if split_name(t)[0] == slug and (t, p) in cluster.bounds]
+        description = cluster.groups.get(physical)
+        prior = previous.get(group)
+        state = evaluate_group(group_lag_from_json(prior.lag) if prior and prior.lag else None,
+                               observed, bool(description and description.active), now.timestamp())
+        rows.append(ConsumerGroupLag(
+            tenant=tenant, group=group, state=description.state if description else "UNKNOWN",
+            members=_members(description, slug), lag=group_lag_to_json(state),
+            status=state.status.name, total_lag=state.total_lag, max_lag=state.max_lag,
+            time_lag_s=state.time_lag_s, updated_at=now))
+        samples += [LagSample(tenant=tenant, group=group, topic=p.topic, partition=p.partition,
+                              taken_at=now, committed=p.committed,
+                              high_watermark=p.high_watermark, lag=p.lag)
+                    for p in state.partitions]
+    with transaction.atomic():
+        ConsumerGroupLag.objects.bulk_create(
+            rows, update_conflicts=True, unique_fields=["tenant", "group"],
+            update_fields=["state", "members", "lag", "status", "total_lag", "max_lag",
+                           "time_lag_s", "updated_at"])
+        ConsumerGroupLag.objects.filter(tenant=tenant).exclude(
+            group__in=[row.group for row in rows]).delete()
+        LagSample.objects.bulk_create(samples, batch_size=2000)
+        _store_throughput(tenant, cluster.bounds, now)
+    return rows
+
+
+def _store_throughput(tenant: Tenant, bounds: Bounds, now: datetime) -> None:
+    """Per topic: retained records = Σ(high watermark − log start); produce rate =
+    Δ(Σ high watermark) / Δt since the previous snapshot."""
+    records: dict[str, int] = defaultdict(int)
+    end_offsets: dict[str, int] = defaultdict(int)
+    for (physical, _), (log_start, high_watermark) in bounds.items():
+        slug, topic = split_name(physical)
+        if slug == tenant.slug:
+            records[topic] += high_watermark - log_start
+            end_offsets[topic] += high_watermark
+    previous = {row.topic: row for row in TopicThroughput.objects.filter(tenant=tenant)}
+    rows = []
+    for topic, end_offset in end_offsets.items():
+        prior = previous.get(topic)
+        elapsed = (now - prior.updated_at).total_seconds() if prior else 0.0
+        rate = max(0.0, (end_offset - prior.end_offset) / elapsed) if prior and elapsed > 0 else None
+        rows.append(TopicThroughput(tenant=tenant, topic=topic, records=records[topic],
+                                    end_offset=end_offset, rate=rate, updated_at=now))
+    TopicThroughput.objects.bulk_create(
+        rows, update_conflicts=True, unique_fields=["tenant", "topic"],
+        update_fields=["records", "end_offset", "rate", "updated_at"])
+    TopicThroughput.objects.filter(tenant=tenant).exclude(topic__in=end_offsets).delete()
+
+
+def snapshot_all(admin: kafka.AdminClient | None = None) -> dict[str, float]:
+    """One snapshot of every tenant; returns timings (seconds) for benchmarks and logs."""
+    started = time.monotonic()
+    tenants = list(Tenant.objects.all())
+    cluster = read_cluster(admin or kafka.admin_client(), {t.slug for t in tenants})
+    fetched = time.monotonic()
+    now = datetime.now(UTC)
+    for tenant in tenants:
+        rows = store_tenant(tenant, cluster, now)
+        transaction.on_commit(lambda slug=tenant.slug, rows=rows: live.broadcast(slug, rows))
+    LagSample.objects.filter(taken_at__lt=now - timedelta(seconds=settings.LAG_HISTORY_SECONDS)
+                             ).delete()
+    stored = time.monotonic()
+    return {"fetch_s": fetched - started, "store_s": stored - fetched, "total_s": stored - started}

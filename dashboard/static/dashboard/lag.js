@@ -1,0 +1,107 @@
+// Live consumer lag: the pages render the latest snapshot, then this script applies every
+// snapshot the server pushes over the WebSocket (no reloads). Messages are JSON:
+//   {"kind": "summary", "groups": [{group, state, members, status, total_lag, …}]}  (list page)
+//   {"kind": "detail", group, state, status, total_lag, max_lag, time_lag, partitions, members,
+//    updated_at}                                                                  (group page)
+(function () {
+  "use strict";
+  const MAX_POINTS = 360; // chart window: 30 min of 5 s snapshots
+
+  function connect(path, onMessage) {
+    const live = document.getElementById("live");
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    function open() {
+      const ws = new WebSocket(`${scheme}://${location.host}${path}`);
+      ws.onopen = () => { live.textContent = "live"; };
+      ws.onclose = () => { live.textContent = "reconnecting…"; setTimeout(open, 2000); };
+      ws.onmessage = (event) => onMessage(JSON.parse(event.data));
+    }
+    open();
+  }
+
+  function setStatus(element, status) {
+    element.textContent = status;
+    element.className = "status-" + status;
+  }
+
+  function cell(row, text) {
+    const td = row.insertCell();
+    td.textContent = text;
+    return td;
+  }
+
+  function timeLabel(epochSeconds) {
+    return new Date(epochSeconds * 1000).toLocaleTimeString();
+  }
+
+  function groupPage(root) {
+    const history = JSON.parse(document.getElementById("lag-history").textContent);
+    const chart = new Chart(document.getElementById("lag-chart"), {
+      type: "line",
+      data: {
+        labels: history.map((point) => timeLabel(point[0])),
+        datasets: [{ label: "total lag (records)", data: history.map((point) => point[1]),
+                     borderColor: "#2451a6", pointRadius: 0, tension: 0.2 }],
+      },
+      options: { animation: false, scales: { y: { beginAtZero: true } } },
+    });
+    window.lagChart = chart; // the browser test reads the chart's data from here
+    connect(root.dataset.wsPath, (message) => {
+      if (message.kind !== "detail") return;
+      setStatus(document.getElementById("status"), message.status);
+      document.getElementById("state").textContent = message.state;
+      document.getElementById("total-lag").textContent = message.total_lag;
+      document.getElementById("max-lag").textContent = message.max_lag;
+      document.getElementById("time-lag").textContent = message.time_lag;
+      const partitions = document.querySelector("#partitions tbody");
+      partitions.replaceChildren();
+      for (const p of message.partitions) {
+        const row = partitions.insertRow();
+        [p.topic, p.partition, p.committed, p.log_start, p.high_watermark, p.lag]
+          .forEach((value) => cell(row, value));
+        setStatus(cell(row, ""), p.status);
+      }
+      const members = document.querySelector("#members tbody");
+      members.replaceChildren();
+      for (const m of message.members) {
+        const row = members.insertRow();
+        [m.member_id, m.client_id, m.host, m.assignment.map((a) => `${a[0]}-${a[1]}`).join(" ")]
+          .forEach((value) => cell(row, value));
+      }
+      if (message.members.length === 0) {
+        cell(members.insertRow(), "No members: the group is not consuming.").colSpan = 4;
+      }
+      chart.data.labels.push(timeLabel(message.updated_at));
+      chart.data.datasets[0].data.push(message.total_lag);
+      if (chart.data.labels.length > MAX_POINTS) {
+        chart.data.labels.shift();
+        chart.data.datasets[0].data.shift();
+      }
+      chart.update();
+    });
+  }
+
+  function listPage(table) {
+    const body = table.tBodies[0];
+    connect(table.dataset.wsPath, (message) => {
+      if (message.kind !== "summary") return;
+      body.replaceChildren();
+      for (const g of message.groups) {
+        const row = body.insertRow();
+        row.dataset.group = g.group;
+        const link = document.createElement("a");
+        link.href = table.dataset.groupUrl + encodeURIComponent(g.group) + "/";
+        link.textContent = g.group;
+        row.insertCell().appendChild(link);
+        [g.state, g.members].forEach((value) => cell(row, value));
+        setStatus(cell(row, ""), g.status);
+        [g.total_lag, g.max_lag, g.time_lag].forEach((value) => cell(row, value));
+      }
+    });
+  }
+
+  const group = document.getElementById("group");
+  const groups = document.getElementById("groups");
+  if (group) groupPage(group);
+  if (groups) listPage(groups);
+})();

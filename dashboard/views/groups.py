@@ -1,0 +1,66 @@
+"""Consumer groups: the live list, one group's live page, and the offset reset."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.db.models import Sum
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from tenants.models import Tenant
+
+from .. import services
+from ..forms import ResetOffsetsForm
+from ..kafka import KafkaRequestFailed
+from ..live import group_detail as detail_payload
+from ..live import group_summary
+from ..models import ConsumerGroupLag, LagSample
+from .common import tenant_view
+
+
+def lag_history(tenant: Tenant, group: str) -> list[list[float]]:
+    """[[epoch seconds, total lag], …] over the kept history, oldest first (the chart's data)."""
+    rows = (LagSample.objects.filter(tenant=tenant, group=group).values("taken_at")
+            .annotate(total=Sum("lag")).order_by("taken_at"))
+    return [[row["taken_at"].timestamp(), row["total"]] for row in rows]
+
+
+@tenant_view
+def group_list(request: HttpRequest, tenant: Tenant) -> HttpResponse:
+    rows = ConsumerGroupLag.objects.filter(tenant=tenant).order_by("group")
+    return render(request, "dashboard/groups.html",
+                  {"tenant": tenant, "groups": [group_summary(row) for row in rows]})
+
+
+@tenant_view
+def group_page(request: HttpRequest, tenant: Tenant, group: str) -> HttpResponse:
+    row = get_object_or_404(ConsumerGroupLag, tenant=tenant, group=group)
+    return render(request, "dashboard/group.html", {
+        "tenant": tenant, "group": detail_payload(row), "history": lag_history(tenant, group)})
+
+
+@tenant_view
+def group_reset(request: HttpRequest, tenant: Tenant, group: str) -> HttpResponse:
+    """Preview (button ``preview``) or apply (button ``apply``) an offset reset."""
+    row = get_object_or_404(ConsumerGroupLag, tenant=tenant, group=group)
+    topics = sorted({p["topic"] for p in row.lag.get("partitions", [])}
+                    | set(tenant.topics.values_list("name", flat=True)))
+    form = ResetOffsetsForm(request.POST or None, topics=topics)
+    preview = None
+    if request.method == "POST" and form.is_valid():
+        action = services.reset_offsets if "apply" in request.POST else services.preview_reset
+        args = (request.user,) if "apply" in request.POST else ()
+        try:
+            planned = action(*args, tenant, group, form.to_request())
+        except ValidationError as exc:
+            form.add_error(None, exc.messages)
+        except KafkaRequestFailed as exc:
+            form.add_error(None, f"The brokers did not answer: {exc}")
+        else:
+            if "apply" in request.POST:
+                messages.success(request, f"Offsets of {len(planned)} partition(s) reset.")
+                return redirect("dashboard:group", slug=tenant.slug, group=group)
+            preview = planned
+    return render(request, "dashboard/group_reset.html",
+                  {"tenant": tenant, "group": detail_payload(row), "form": form, "preview": preview})

@@ -1,0 +1,168 @@
+"""A tenant's own pages: topics, service accounts and API keys, ACLs, client ids, quotas.
+
+Every write is a POST that calls one service function and redirects (post/redirect/get), except
+API-key creation, which renders the secret once instead of redirecting (it is never stored).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from quotas.models import QuotaOverride
+from tenants import services
+from tenants.api.access import is_operator, visible_tenants
+from tenants.models import Acl, ApiKey, ClientId, Principal, Tenant, Topic
+
+from ..clients import client_settings
+from ..forms import AclForm, ApiKeyForm, ClientIdForm, ServiceAccountForm, TopicForm
+from ..models import TopicThroughput
+from .common import run_service, tenant_view
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    """Operators land on the tenants list, a tenant admin on its own tenant."""
+    if is_operator(request.user):
+        return redirect("dashboard:ops-tenants")
+    tenant = visible_tenants(request.user).first()
+    if tenant is None:
+        return render(request, "dashboard/no_tenant.html")
+    return redirect("dashboard:topics", slug=tenant.slug)
+
+
+@tenant_view
+def overview(request: HttpRequest, tenant: Tenant) -> HttpResponse:
+    return redirect("dashboard:topics", slug=tenant.slug)
+
+
+@tenant_view
+def topics(request: HttpRequest, tenant: Tenant) -> HttpResponse:
+    form = TopicForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        topic = run_service(form, services.create_topic, request.user, tenant,
+                            name=form.cleaned_data["name"],
+                            partitions=form.cleaned_data["partitions"],
+                            replication_factor=form.cleaned_data["replication_factor"],
+                            configs=form.configs())
+        if topic is not None:
+            messages.success(request, f"Topic {topic.name} created.")
+            return redirect("dashboard:topics", slug=tenant.slug)
+    throughput = {row.topic: row for row in TopicThroughput.objects.filter(tenant=tenant)}
+    rows = [(topic, throughput.get(topic.name)) for topic in tenant.topics.order_by("name")]
+    return render(request, "dashboard/topics.html", {"tenant": tenant, "form": form, "rows": rows})
+
+
+@tenant_view
+def topic_delete(request: HttpRequest, tenant: Tenant, name: str) -> HttpResponse:
+    """GET asks for confirmation (type the name); POST with the matching name deletes."""
+    topic = get_object_or_404(Topic, tenant=tenant, name=name)
+    error = ""
+    if request.method == "POST":
+        if request.POST.get("confirm") == topic.name:
+            services.delete_topic(request.user, topic)
+            messages.success(request, f"Topic {name} deleted.")
+            return redirect("dashboard:topics", slug=tenant.slug)
+        error = "Type the topic's name exactly to confirm."
+    return render(request, "dashboard/topic_delete.html",
+                  {"tenant": tenant, "topic": topic, "error": error})
+
+
+@tenant_view
+def api_keys(request: HttpRequest, tenant: Tenant) -> HttpResponse:
+    """Service accounts and their keys; creating a key shows its secret on this response only."""
+    account_form = ServiceAccountForm(request.POST if "create_account" in request.POST else None)
+    key_form = ApiKeyForm(request.POST if "create_key" in request.POST else None, tenant=tenant)
+    created = None
+    if account_form.is_bound and account_form.is_valid():
+        account = run_service(account_form, services.create_principal, request.user, tenant,
+                              **account_form.cleaned_data)
+        if account is not None:
+            messages.success(request, f"Service account {account.name} created.")
+            return redirect("dashboard:api-keys", slug=tenant.slug)
+    if key_form.is_bound and key_form.is_valid():
+        result = run_service(key_form, services.create_api_key, request.user,
+                             key_form.cleaned_data["principal"],
+                             description=key_form.cleaned_data["description"])
+        if result is not None:
+            api_key, secret = result
+            created = {"key": api_key.key, "secret": secret,
+                       "snippets": client_settings(settings.BOOTSTRAP_SERVERS, api_key.key, secret)}
+            key_form = ApiKeyForm(tenant=tenant)
+    keys = ApiKey.objects.filter(principal__tenant=tenant).select_related("principal").order_by(
+        "created_at")
+    accounts = tenant.principals.filter(kind=Principal.SERVICE_ACCOUNT).order_by("name")
+    return render(request, "dashboard/api_keys.html", {
+        "tenant": tenant, "keys": keys, "accounts": accounts, "account_form": account_form,
+        "key_form": key_form, "created": created})
+
+
+@require_POST
+@tenant_view
+def api_key_revoke(request: HttpRequest, tenant: Tenant, key: str) -> HttpResponse:
+    api_key = get_object_or_404(ApiKey, principal__tenant=tenant, key=key)
+    services.revoke_api_key(request.user, api_key)
+    messages.success(request, f"API key {key} revoked.")
+    return redirect("dashboard:api-keys", slug=tenant.slug)
+
+
+@tenant_view
+def acls(request: HttpRequest, tenant: Tenant) -> HttpResponse:
+    form = AclForm(request.POST or None, tenant=tenant)
+    if request.method == "POST" and form.is_valid():
+        acl = run_service(form, services.grant_acl, request.user, tenant, **form.cleaned_data)
+        if acl is not None:
+            messages.success(request, f"Granted {acl}.")
+            return redirect("dashboard:acls", slug=tenant.slug)
+    rules = Acl.objects.filter(tenant=tenant).select_related("principal__tenant").order_by("id")
+    return render(request, "dashboard/acls.html", {"tenant": tenant, "form": form, "acls": rules})
+
+
+@require_POST
+@tenant_view
+def acl_revoke(request: HttpRequest, tenant: Tenant, pk: int) -> HttpResponse:
+    acl = get_object_or_404(Acl.objects.select_related("tenant", "principal__tenant"),
+                            tenant=tenant, pk=pk)
+    services.revoke_acl(request.user, acl)
+    messages.success(request, f"Revoked {acl}.")
+    return redirect("dashboard:acls", slug=tenant.slug)
+
+
+@tenant_view
+def client_ids(request: HttpRequest, tenant: Tenant) -> HttpResponse:
+    form = ClientIdForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        entry = run_service(form, services.register_client_id, request.user, tenant,
+                            **form.cleaned_data)
+        if entry is not None:
+            messages.success(request, f"Client id {entry.client_id} registered.")
+            return redirect("dashboard:client-ids", slug=tenant.slug)
+    entries = ClientId.objects.filter(tenant=tenant).order_by("client_id")
+    return render(request, "dashboard/client_ids.html",
+                  {"tenant": tenant, "form": form, "entries": entries})
+
+
+@require_POST
+@tenant_view
+def client_id_delete(request: HttpRequest, tenant: Tenant, pk: int) -> HttpResponse:
+    entry = get_object_or_404(ClientId, tenant=tenant, pk=pk)
+    services.delete_client_id(request.user, entry)
+    messages.success(request, f"Client id {entry.client_id} removed.")
+    return redirect("dashboard:client-ids", slug=tenant.slug)
+
+
+@tenant_view
+def quotas(request: HttpRequest, tenant: Tenant) -> HttpResponse:
+    """What the control plane knows: the plan's defaults and the tenant's overrides.
+
+    The effective quota per connection and current usage live in the brokers; until they
+    report them, this page shows the configured levels only.
+    """
+    overrides = QuotaOverride.objects.filter(tenant=tenant).select_related(
+        "principal__tenant").order_by("entity_path")
+    return render(request, "dashboard/quotas.html",
+                  {"tenant": tenant, "plan": tenant.plan, "overrides": overrides})

@@ -1,0 +1,63 @@
+"""Fixtures for the console: tenants, and Django test clients signed in per role."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.test import Client
+
+from quotas.models import Plan
+from tenants import services
+from tenants.models import Principal, Tenant
+
+
+@pytest.fixture
+def plan(db) -> Plan:  # type: ignore[no-untyped-def]
+    return Plan.objects.create(slug="basic", name="Basic", max_partitions=20,
+                               producer_byte_rate=1_048_576, consumer_byte_rate=2_097_152)
+
+
+@pytest.fixture
+def operator(django_user_model):  # type: ignore[no-untyped-def]
+    return django_user_model.objects.create_user("op", password="pw", is_staff=True)
+
+
+@pytest.fixture
+def make_tenant(plan: Plan, operator) -> Callable[[str], Tenant]:  # type: ignore[no-untyped-def]
+    def make(slug: str) -> Tenant:
+        return services.create_tenant(operator, slug=slug, name=slug.title(), plan=plan)
+
+    return make
+
+
+@pytest.fixture
+def acme(make_tenant: Callable[[str], Tenant]) -> Tenant:
+    return make_tenant("acme")
+
+
+@pytest.fixture
+def globex(make_tenant: Callable[[str], Tenant]) -> Tenant:
+    return make_tenant("globex")
+
+
+@pytest.fixture
+def admin_client_for(django_user_model) -> Callable[[Tenant], Client]:  # type: ignore[no-untyped-def]
+    """A browser-like client signed in (session) as the admin of the given tenant."""
+
+    def make(tenant: Tenant) -> Client:
+        user = django_user_model.objects.create_user(f"admin-{tenant.slug}", password="pw")
+        services.create_principal(None, tenant, name=f"admin-{tenant.slug}", kind=Principal.USER,
+                                  role=Principal.ADMIN, user=user)
+        client = Client()
+        client.force_login(user)
+        return client
+
+    return make
+
+
+@pytest.fixture
+def operator_client(operator) -> Client:  # type: ignore[no-untyped-def]
+    client = Client()
+    client.force_login(operator)
+    return client

@@ -1,0 +1,144 @@
+"""Tenant pages with Django's test client: each page renders, each write goes through its
+service (audited), and another tenant's admin gets 404 for every page and every write."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.test import Client
+
+from quotas.services import set_quota
+from tenants import services
+from tenants.models import Acl, ApiKey, AuditEvent, ClientId, Principal, Tenant, Topic
+
+pytestmark = pytest.mark.django_db
+
+
+def audited(action: str) -> bool:
+    return AuditEvent.objects.filter(action=action).exists()
+
+
+def test_home_sends_a_tenant_admin_to_its_topics_and_an_operator_to_all_tenants(
+        acme: Tenant, admin_client_for: Callable[[Tenant], Client], operator_client: Client) -> None:
+    assert admin_client_for(acme).get("/").url == "/t/acme/topics/"
+    assert operator_client.get("/").url == "/ops/tenants/"
+
+
+def test_pages_need_a_signed_in_user(acme: Tenant) -> None:
+    response = Client().get("/t/acme/topics/")
+    assert response.status_code == 302 and response.url.startswith("/login/")
+
+
+def test_create_list_and_delete_a_topic(acme: Tenant, admin_client_for) -> None:  # type: ignore[no-untyped-def]
+    client = admin_client_for(acme)
+    response = client.post("/t/acme/topics/", {
+        "name": "orders", "partitions": 3, "replication_factor": 1, "retention_hours": 24,
+        "cleanup_policy": "compact"})
+    assert response.status_code == 302
+    topic = Topic.objects.get(tenant=acme, name="orders")
+    assert (topic.partitions, topic.replication_factor) == (3, 1)
+    assert topic.configs == {"cleanup.policy": "compact", "retention.ms": "86400000"}
+    assert audited("topic.create")
+    page = client.get("/t/acme/topics/").content.decode()
+    assert "orders" in page and "1 d" in page and "compact" in page
+
+    confirm = client.get("/t/acme/topics/orders/delete/")
+    assert b"Type" in confirm.content
+    assert client.post("/t/acme/topics/orders/delete/", {"confirm": "wrong"}).status_code == 200
+    assert Topic.objects.filter(name="orders").exists()
+    assert client.post("/t/acme/topics/orders/delete/", {"confirm": "orders"}).status_code == 302
+    assert not Topic.objects.filter(name="orders").exists() and audited("topic.delete")
+
+
+def test_topic_errors_from_the_service_are_shown_on_the_form(acme: Tenant, admin_client_for) -> None:  # type: ignore[no-untyped-def]
+    client = admin_client_for(acme)
+    response = client.post("/t/acme/topics/", {"name": "big", "partitions": 50,
+                                               "retention_hours": -1, "cleanup_policy": "delete"})
+    assert response.status_code == 200
+    assert b"allows 20 partitions" in response.content
+    assert not Topic.objects.filter(name="big").exists()
+
+
+def test_api_key_secret_is_shown_once_with_client_settings(acme: Tenant, admin_client_for,  # type: ignore[no-untyped-def]
+                                                             settings) -> None:
+    settings.BOOTSTRAP_SERVERS = "kafka.example:9292"
+    client = admin_client_for(acme)
+    assert client.post("/t/acme/api-keys/", {"create_account": "1", "name": "orders-app"}).status_code == 302
+    response = client.post("/t/acme/api-keys/", {"create_key": "1", "principal": "orders-app",
+                                                 "description": "prod"})
+    assert response.status_code == 200
+    key = ApiKey.objects.get(principal__name="orders-app")
+    page = response.content.decode()
+    secret = page.split('id="new-key-secret">')[1].split("<")[0]
+    assert len(secret) >= 40 and key.secret_hash != secret
+    for fragment in ("kafka.example:9292", "SCRAM-SHA-512", "SASL_SSL", key.key,
+                     "sasl_plain_username", "kcat -b"):
+        assert fragment in page
+    later = client.get("/t/acme/api-keys/").content.decode()
+    assert key.key in later and secret not in later  # never shown again
+    assert client.post(f"/t/acme/api-keys/{key.key}/revoke/").status_code == 302
+    assert not ApiKey.objects.exists() and audited("api_key.revoke")
+
+
+def test_grant_and_revoke_an_acl(acme: Tenant, admin_client_for) -> None:  # type: ignore[no-untyped-def]
+    client = admin_client_for(acme)
+    services.create_principal(None, acme, name="app")
+    response = client.post("/t/acme/acls/", {"principal": "app", "operation": "Read",
+                                             "resource_type": "Topic", "pattern_type": "PREFIXED",
+                                             "resource_name": "orders"})
+    assert response.status_code == 302
+    acl = Acl.objects.get(principal__name="app")
+    assert (acl.operation, acl.pattern_type, acl.resource_name) == ("Read", "PREFIXED", "orders")
+    assert "orders" in client.get("/t/acme/acls/").content.decode()
+    assert client.post(f"/t/acme/acls/{acl.pk}/revoke/").status_code == 302
+    assert not Acl.objects.exists() and audited("acl.revoke")
+
+
+def test_register_and_remove_a_client_id(acme: Tenant, admin_client_for) -> None:  # type: ignore[no-untyped-def]
+    client = admin_client_for(acme)
+    assert client.post("/t/acme/client-ids/", {"client_id": "billing-1"}).status_code == 302
+    entry = ClientId.objects.get(tenant=acme)
+    assert "billing-1" in client.get("/t/acme/client-ids/").content.decode()
+    duplicate = client.post("/t/acme/client-ids/", {"client_id": "billing-1"})
+    assert duplicate.status_code == 200 and ClientId.objects.count() == 1
+    assert client.post(f"/t/acme/client-ids/{entry.pk}/delete/").status_code == 302
+    assert not ClientId.objects.exists()
+
+
+def test_quotas_show_the_plan_defaults_and_overrides(acme: Tenant, admin_client_for) -> None:  # type: ignore[no-untyped-def]
+    client = admin_client_for(acme)
+    app = services.create_principal(None, acme, name="app")
+    set_quota(None, tenant=acme, principal=app, producer_byte_rate=5 * 1024)
+    page = client.get("/t/acme/quotas/").content.decode()
+    assert "1 MiB/s" in page and "2 MiB/s" in page  # the plan's produce / consume defaults
+    assert "users/acme.app" in page and "5 KiB/s" in page
+
+
+def test_another_tenants_admin_gets_404_everywhere(acme: Tenant, globex: Tenant,  # type: ignore[no-untyped-def]
+                                                   admin_client_for) -> None:
+    outsider = admin_client_for(globex)
+    app = services.create_principal(None, acme, name="app", kind=Principal.SERVICE_ACCOUNT)
+    services.create_topic(None, acme, name="orders", partitions=1, replication_factor=1)
+    key, _ = services.create_api_key(None, app)
+    acl = services.grant_acl(None, acme, principal=app, resource_type="Topic",
+                             resource_name="orders", operation="Read")
+    entry = services.register_client_id(None, acme, client_id="c1")
+    for page in ("", "topics/", "topics/orders/delete/", "api-keys/", "acls/", "client-ids/",
+                 "quotas/", "consumer-groups/"):
+        assert outsider.get(f"/t/acme/{page}").status_code == 404, page
+    for write, data in (("topics/", {"name": "x", "partitions": 1, "retention_hours": 1,
+                                     "cleanup_policy": "delete"}),
+                        ("topics/orders/delete/", {"confirm": "orders"}),
+                        (f"api-keys/{key.key}/revoke/", {}), (f"acls/{acl.pk}/revoke/", {}),
+                        (f"client-ids/{entry.pk}/delete/", {}),
+                        ("api-keys/", {"create_account": "1", "name": "evil"})):
+        assert outsider.post(f"/t/acme/{write}", data).status_code == 404, write
+    # nor can it reach acme's objects through its own tenant's URLs
+    assert outsider.post(f"/t/globex/api-keys/{key.key}/revoke/").status_code == 404
+    assert outsider.post(f"/t/globex/acls/{acl.pk}/revoke/").status_code == 404
+    assert Topic.objects.filter(tenant=acme).count() == 1 and ApiKey.objects.count() == 1
+    assert Acl.objects.count() == 1 and ClientId.objects.count() == 1
+    assert not Principal.objects.filter(name="evil").exists()
+    for page in ("/ops/tenants/", "/ops/brokers/"):
+        assert outsider.get(page).status_code == 404
