@@ -84,24 +84,21 @@ class LogCleaner:
     # -- the three steps ----------------------------------------------------------------
     def plan(self, now_ms: int) -> CleaningJob | None:
         """Step 1: the filthiest eligible compacted log, planned; None if none is."""
-        best: tuple[float, TopicPartition, Log, bool] | None = None
+        candidates: list[tuple[float, TopicPartition, Log, bool]] = []
         for key, log in self._manager.all_logs().items():
             if not log.config.compacts or key in self._in_progress:
                 continue
             ratio = dirty_ratio(log, self.first_dirty_offset(*key), now_ms)
             horizon = self._tombstone_horizons.get(key)
             forced = horizon is not None and horizon <= now_ms
-            eligible = forced or (ratio > 0 and ratio >= log.config.min_cleanable_dirty_ratio)
-            if eligible and (best is None or ratio > best[0]):
-                best = (ratio, key, log, forced)
-        if best is None:
-            return None
-        _, key, log, forced = best
-        plan = plan_cleaning(log, self.first_dirty_offset(*key), now_ms, force=forced)
-        if plan is None:
-            return None
-        self._in_progress.add(key)
-        return CleaningJob(key, log, plan, log.truncation_count)
+            if forced or (ratio > 0 and ratio >= log.config.min_cleanable_dirty_ratio):
+                candidates.append((ratio, key, log, forced))
+        for _, key, log, forced in sorted(candidates, key=lambda c: c[0], reverse=True):
+            plan = plan_cleaning(log, self.first_dirty_offset(*key), now_ms, force=forced)
+            if plan is not None:
+                self._in_progress.add(key)
+                return CleaningJob(key, log, plan, log.truncation_count)
+        return None
 
     def commit(self, job: CleaningJob, result: CleanedSegments) -> bool:
         """Step 3: swap the cleaned segments in; False if the log changed meanwhile and

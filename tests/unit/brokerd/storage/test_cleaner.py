@@ -296,3 +296,49 @@ def test_truncation_below_the_checkpoint_makes_the_log_dirty_again(
     assert_original_offsets(records, written)
     assert {r.key: (r.offset, r.value) for r in records} == latest(written)
     assert len(records) == len(latest(written))
+
+
+def test_cleaner_picks_the_filthiest_compacted_log_and_checkpoints_each(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    manager = open_manager(tmp_path, clock)
+    rng = random.Random(8)
+    plain = LogConfig(segment_bytes=64 * 1024)
+    compacted = CONFIG.with_overrides({"min.cleanable.dirty.ratio": "0.1"})
+    logs = {
+        "fresh": manager.get_or_create("fresh", 1, compacted),
+        "dupes": manager.get_or_create("dupes", 0, compacted),
+        "plain": manager.get_or_create("plain", 0, plain),
+    }
+    keys = {"fresh": 10_000, "dupes": 10, "plain": 10}
+
+    def write_round(updates: dict[str, int]) -> list[tuple[str, int]]:
+        for name, log in logs.items():
+            write_updates(log, rng, updates[name], keys[name], clock.now_ms, {})
+            log.roll()
+        order = []
+        while (job := cleaner.plan(clock.now_ms)) is not None:
+            order.append(job.key)
+            assert cleaner.commit(job, job.build())
+        return order
+
+    cleaner = LogCleaner(manager)
+    assert write_round({"fresh": 3_000, "dupes": 3_000, "plain": 3_000}) == [
+        ("fresh", 1),  # both never cleaned (ratio 1): the first found wins
+        ("dupes", 0),
+    ]
+    # dupes compacted to almost nothing, so the same new bytes make it far dirtier
+    assert write_round({"fresh": 1_500, "dupes": 1_500, "plain": 100}) == [
+        ("dupes", 0),
+        ("fresh", 1),
+    ]
+    ends = {name: log.log_end_offset for name, log in logs.items()}
+    checkpoint = (tmp_path / "data" / CLEANER_OFFSET_CHECKPOINT).read_text()
+    assert checkpoint == f"0\n2\ndupes 0 {ends['dupes']}\nfresh 1 {ends['fresh']}\n"
+    manager.close()
+
+    reopened = LogManager([tmp_path / "data"], CONFIG, clock=clock)
+    reopened.load({"plain": plain})
+    restarted = LogCleaner(reopened)
+    assert restarted.first_dirty_offset("fresh", 1) == ends["fresh"]
+    assert restarted.plan(clock.now_ms) is None
