@@ -61,3 +61,24 @@ def operator_client(operator) -> Client:  # type: ignore[no-untyped-def]
     client = Client()
     client.force_login(operator)
     return client
+
+
+@pytest.fixture
+def kafka_broker(zk_connect: str, tmp_path, settings):  # type: ignore[no-untyped-def]
+    """A real broker (``python -m brokerd serve``) on this test's ZooKeeper chroot; the control
+    plane's admin client and ZooKeeper session point at it."""
+    from tenants.zookeeper import close_all
+    from tests.integration.brokerd.broker_process import BrokerProcess
+
+    broker = BrokerProcess(zk_connect, tmp_path / "logs-1", 1,
+                           properties={"zookeeper.session.timeout.ms": "6000"})
+    (tmp_path / "logs-1").mkdir()
+    broker.start()
+    settings.OPERATOR_BOOTSTRAP_SERVERS = broker.bootstrap
+    settings.ZOOKEEPER_CONNECT = zk_connect
+    yield broker
+    close_all()
+    try:
+        broker.stop(timeout=5)
+    except Exception:
+        broker.kill()
