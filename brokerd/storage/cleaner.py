@@ -35,7 +35,12 @@ from brokerd.storage.checkpoint import (
     write_offset_checkpoint,
 )
 from brokerd.storage.cleaner_build import CleanedSegments, build_cleaned
-from brokerd.storage.cleaner_plan import CleaningPlan, dirty_ratio, plan_cleaning
+from brokerd.storage.cleaner_plan import (
+    DEFAULT_OFFSET_MAP_KEYS,
+    CleaningPlan,
+    dirty_ratio,
+    plan_cleaning,
+)
 from brokerd.storage.log import Log
 from brokerd.storage.manager import LogManager
 
@@ -60,8 +65,11 @@ class CleaningJob:
 class LogCleaner:
     """Compacts the manager's logs one at a time; create it after ``manager.load()``."""
 
-    def __init__(self, manager: LogManager) -> None:
+    def __init__(
+        self, manager: LogManager, max_offset_map_keys: int = DEFAULT_OFFSET_MAP_KEYS
+    ) -> None:
         self._manager = manager
+        self._max_offset_map_keys = max_offset_map_keys
         # key -> (the log it describes, its truncation count then, first dirty offset)
         self._first_dirty: dict[TopicPartition, tuple[Log, int, int]] = {}
         self._tombstone_horizons: dict[TopicPartition, int] = {}
@@ -94,7 +102,9 @@ class LogCleaner:
             if forced or (ratio > 0 and ratio >= log.config.min_cleanable_dirty_ratio):
                 candidates.append((ratio, key, log, forced))
         for _, key, log, forced in sorted(candidates, key=lambda c: c[0], reverse=True):
-            plan = plan_cleaning(log, self.first_dirty_offset(*key), now_ms, force=forced)
+            plan = plan_cleaning(
+                log, self.first_dirty_offset(*key), now_ms, forced, self._max_offset_map_keys
+            )
             if plan is not None:
                 self._in_progress.add(key)
                 return CleaningJob(key, log, plan, log.truncation_count)
@@ -106,7 +116,7 @@ class LogCleaner:
         recorded as clean when every group was swapped in."""
         self._in_progress.discard(job.key)
         log = job.log
-        pending = list(zip(job.plan.groups, result.segments, strict=True))
+        pending = list(zip(job.plan.groups, result.segments, strict=False))
         committed = self._manager.get(*job.key) is log
         for group, cleaned in pending:
             if committed:
@@ -118,7 +128,7 @@ class LogCleaner:
         if not committed:
             logger.info("abandoned cleaning of %s-%d: the log changed", *job.key)
             return False
-        first_dirty = job.plan.end_offset
+        first_dirty = result.end_offset
         if log.truncation_count == job.truncation_count:  # else the old entry may be stale
             first_dirty = max(first_dirty, job.plan.first_dirty_offset)
         self._first_dirty[job.key] = (log, log.truncation_count, first_dirty)

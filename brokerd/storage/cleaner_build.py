@@ -5,7 +5,12 @@ the planned, immutable inactive segments through the plan's own descriptors and 
 writes new ``<base>.log.cleaned`` files (plus indexes), which nothing else touches.
 
 1. Offset map: key -> offset of its last record in the dirty section
-   ``[first dirty, end)`` (Kafka's ``SkimpyOffsetMap``; here an exact dict).
+   ``[first dirty, end)`` (Kafka's ``SkimpyOffsetMap``; here an exact dict), group by
+   group. If adding a group would pass ``max_offset_map_keys``, the map stops before it
+   (never before the first group with dirty data, so every cleaning progresses) and
+   this cleaning ends at that group's base offset: only the groups before it are
+   recopied, and the next cleaning carries on from there. Removing a record is only
+   ever justified by a later record of its key inside the mapped range, which is kept.
 2. Recopy every planned group into one ``.cleaned`` segment named by the group's first
    base offset. A record survives when it has a key and no later record of that key is
    in the map (``offset >= map.get(key, -1)``), except tombstones past their delete
@@ -39,10 +44,13 @@ _WRITE_CHUNK = 1024 * 1024
 
 @dataclass
 class CleanedSegments:
-    """Build output: one fsynced ``.cleaned`` segment per plan group, and the earliest
-    delete horizon of the tombstones kept (when a forced cleaning can remove them)."""
+    """Build output: one fsynced ``.cleaned`` segment for each of the plan's first
+    ``len(segments)`` groups, the offset below which the log is now clean, and the
+    earliest delete horizon of the tombstones kept (when a forced cleaning can remove
+    them)."""
 
     segments: list[LogSegment]
+    end_offset: int
     earliest_tombstone_horizon: int | None
 
     def delete(self) -> None:
@@ -55,10 +63,12 @@ class CleanedSegments:
 def build_cleaned(plan: CleaningPlan) -> CleanedSegments:
     """Steps 1-4 of the module docstring; closes the plan's descriptors in any case and
     deletes partial output if it fails."""
-    result = CleanedSegments([], None)
+    result = CleanedSegments([], plan.end_offset, None)
     try:
-        offset_map = _offset_map(plan)
-        for group in plan.groups:
+        offset_map, mapped_groups = _offset_map(plan)
+        if mapped_groups < len(plan.groups):
+            result.end_offset = plan.groups[mapped_groups][0].base_offset
+        for group in plan.groups[:mapped_groups]:
             segment, horizon = _clean_group(plan, group, offset_map)
             result.segments.append(segment)
             result.earliest_tombstone_horizon = _earliest(
@@ -77,19 +87,26 @@ def _batches(source: SourceSegment) -> Iterator[tuple[BatchHeader, bytes]]:
         yield header, os.pread(source.fd, header.size_in_bytes, position)
 
 
-def _offset_map(plan: CleaningPlan) -> dict[bytes, int]:
+def _offset_map(plan: CleaningPlan) -> tuple[dict[bytes, int], int]:
+    """The offset map and how many leading groups it covers (step 1)."""
     offsets: dict[bytes, int] = {}
     start, end = plan.first_dirty_offset, plan.end_offset
-    for source in plan.sources:
-        if source.next_offset <= start:
-            continue
-        for header, data in _batches(source):
-            if header.is_control or header.last_offset < start or header.base_offset >= end:
+    for index, group in enumerate(plan.groups):
+        group_offsets: dict[bytes, int] = {}
+        for source in group:
+            if source.next_offset <= start:
                 continue
-            for record in decode_records(data, 0, header):
-                if record.key is not None and start <= record.offset < end:
-                    offsets[record.key] = record.offset
-    return offsets
+            for header, data in _batches(source):
+                if header.is_control or header.last_offset < start or header.base_offset >= end:
+                    continue
+                for record in decode_records(data, 0, header):
+                    if record.key is not None and start <= record.offset < end:
+                        group_offsets[record.key] = record.offset
+        new_keys = sum(1 for key in group_offsets if key not in offsets)
+        if offsets and len(offsets) + new_keys > plan.max_offset_map_keys:
+            return offsets, index
+        offsets.update(group_offsets)
+    return offsets, len(plan.groups)
 
 
 def _clean_group(

@@ -39,6 +39,12 @@ from brokerd.storage.offset_index import MAX_RELATIVE_OFFSET, OffsetIndex
 from brokerd.storage.segment import LogSegment
 from brokerd.storage.time_index import TimeIndex
 
+# Kafka bounds its offset map by ``log.cleaner.dedupe.buffer.size`` (128 MiB, ~5M keys at
+# 24 bytes each). A Python dict entry with a short bytes key costs ~150 bytes, so a
+# million keys is a comparable ~150 MiB; a dirty section with more keys is compacted over
+# several cleanings (see :mod:`cleaner_build`).
+DEFAULT_OFFSET_MAP_KEYS = 1_000_000
+
 
 @dataclass(frozen=True)
 class SourceSegment:
@@ -65,6 +71,7 @@ class CleaningPlan:
     index_interval_bytes: int
     segment_index_bytes: int
     producer_last_offsets: dict[int, int] = field(default_factory=dict)
+    max_offset_map_keys: int = DEFAULT_OFFSET_MAP_KEYS
     closed: bool = False
 
     @property
@@ -119,7 +126,11 @@ def dirty_ratio(log: Log, first_dirty_offset: int, now_ms: int) -> float:
 
 
 def plan_cleaning(
-    log: Log, first_dirty_offset: int, now_ms: int, force: bool = False
+    log: Log,
+    first_dirty_offset: int,
+    now_ms: int,
+    force: bool = False,
+    max_offset_map_keys: int = DEFAULT_OFFSET_MAP_KEYS,
 ) -> CleaningPlan | None:
     """The plan for one cleaning of ``log``, or None when there is nothing worth doing:
     not compacted, nothing cleanable, or a dirty ratio below the threshold without
@@ -149,6 +160,7 @@ def plan_cleaning(
         index_interval_bytes=config.index_interval_bytes,
         segment_index_bytes=config.segment_index_bytes,
         producer_last_offsets=log.producer_last_offsets(),
+        max_offset_map_keys=max_offset_map_keys,
     )
 
 

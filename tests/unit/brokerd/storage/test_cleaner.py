@@ -342,3 +342,25 @@ def test_cleaner_picks_the_filthiest_compacted_log_and_checkpoints_each(
     restarted = LogCleaner(reopened)
     assert restarted.first_dirty_offset("fresh", 1) == ends["fresh"]
     assert restarted.plan(clock.now_ms) is None
+
+
+def test_a_bounded_offset_map_compacts_over_several_cleanings(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    config = CONFIG.with_overrides({"segment.bytes": "8192", "min.cleanable.dirty.ratio": "0"})
+    manager = open_manager(tmp_path, clock, config)
+    log = manager.get_or_create("t", 0)
+    written: Written = {}
+    write_updates(log, random.Random(9), 6_000, 2_000, clock.now_ms, written)
+    log.roll()
+    end = log.log_end_offset
+    cleaner = LogCleaner(manager, max_offset_map_keys=500)
+    progress = []
+    while cleaner.clean_once(clock.now_ms):
+        progress.append(cleaner.first_dirty_offset("t", 0))
+        records = read_records(log)
+        assert_original_offsets(records, written)
+        assert {r.key: r.value for r in records} == {k: v for k, (_, v) in latest(written).items()}
+    assert len(progress) > 2 and progress == sorted(progress) and progress[-1] == end
+    records = read_records(log)
+    assert len(records) == len(latest(written))  # fully compacted in the end
