@@ -102,6 +102,14 @@ class BrokerConfig:
     offsets_retention_minutes: int = 7 * 24 * 60
     # Topic-level defaults (Kafka's topic key names), inherited by every new log.
     log_defaults: Mapping[str, str] = field(default_factory=dict)
+    # Security (docs/brokerd.md, "Listeners and security").  Kafka principals (``User:<name>``)
+    # that bypass ACLs; ``User:ANONYMOUS`` is whoever uses a PLAINTEXT or SSL listener, so
+    # leaving it here makes those listeners operator-only by construction.
+    super_users: tuple[str, ...] = ("User:ANONYMOUS",)
+    # A PEM file holding the broker's private key and certificate chain (SSL, SASL_SSL).
+    ssl_keystore_location: Path | None = None
+    max_connections_per_ip: int = 2_147_483_647
+    connections_max_idle_ms: int = 600_000
 
     @property
     def advertised(self) -> tuple[Endpoint, ...]:
@@ -213,6 +221,12 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         group_max_session_timeout_ms=_as_int(props, "group.max.session.timeout.ms", 1_800_000),
         offsets_retention_minutes=_as_int(props, "offsets.retention.minutes", 7 * 24 * 60),
         log_defaults=log_defaults_from(props),
+        super_users=tuple(filter(None, (user.strip() for user in
+                                        props.get("super.users", "User:ANONYMOUS").split(";")))),
+        ssl_keystore_location=Path(props["ssl.keystore.location"])
+        if props.get("ssl.keystore.location") else None,
+        max_connections_per_ip=_as_int(props, "max.connections.per.ip", 2_147_483_647),
+        connections_max_idle_ms=_as_int(props, "connections.max.idle.ms", 600_000),
     )
     if config.broker_id < 0:
         raise ConfigError("broker.id must be a non-negative integer")
@@ -223,6 +237,11 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
     if not 0 <= config.group_min_session_timeout_ms <= config.group_max_session_timeout_ms:
         raise ConfigError("group.min.session.timeout.ms must be between 0 and "
                           "group.max.session.timeout.ms")
+    tls = [e.url for e in listeners if e.name in ("SSL", "SASL_SSL")]
+    if tls and config.ssl_keystore_location is None:
+        raise ConfigError(f"ssl.keystore.location is required by {', '.join(tls)}")
+    if config.max_connections_per_ip < 1 or config.connections_max_idle_ms < 1:
+        raise ConfigError("max.connections.per.ip and connections.max.idle.ms must be >= 1")
     if config.socket_request_max_bytes < 1024:
         raise ConfigError("socket.request.max.bytes must be at least 1024")
     return config

@@ -37,6 +37,7 @@ from kazoo.recipe.watchers import ChildrenWatch
 
 from brokerd.coordination import writes, znodes
 from brokerd.coordination.assignment import initial_state
+from brokerd.coordination.security_watch import SecurityEvents, SecurityWatch
 from brokerd.coordination.znodes import (
     BrokerRegistration,
     PartitionState,
@@ -138,6 +139,13 @@ class ZkCoordinator:
         ChildrenWatch(self._client, znodes.TOPICS, self._on_topic_children)
         ChildrenWatch(self._client, znodes.DELETE_TOPICS, self._on_delete_requests)
         self._elect_sync()
+
+    async def watch_security(self, events: SecurityEvents) -> None:
+        """Start feeding ``events`` credentials, ACLs and tenant plans (see
+        :mod:`brokerd.coordination.security_watch`); returns once the first reads are queued,
+        so a following :meth:`barrier` waits for them."""
+        watch = SecurityWatch(self._client, events, self._post, self._submit)
+        await self._run(watch.start)
 
     async def barrier(self) -> None:
         """Return once every ZooKeeper task queued so far has run and posted its events

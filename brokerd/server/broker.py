@@ -28,6 +28,7 @@ from brokerd.groups.partition_log import OFFSETS_TOPIC, ReplicaOffsetsLog
 from brokerd.protocol import ErrorCode
 from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import Partition
+from brokerd.server.auth import SecurityState
 from brokerd.server.listener import Listener
 from brokerd.server.metadata_cache import MetadataCache
 from brokerd.server.metrics import BrokerProbe
@@ -55,6 +56,7 @@ class Broker:
         self.log_manager = LogManager(list(config.log_dirs), self.default_log_config)
         self.replicas = ReplicaManager(config.broker_id, self.log_manager)
         self.probe = BrokerProbe(self._log_sizes)
+        self.security = SecurityState(config.super_users, config.max_connections_per_ip)
         self.listeners = [Listener(endpoint, self) for endpoint in config.listeners]
         self.coordinator: ZkCoordinator | None = None
         self.producer_ids = ProducerIdAllocator(self._allocate_producer_id_block)
@@ -80,6 +82,7 @@ class Broker:
             self.config.zookeeper_connect, registration, self, loop,
             session_timeout_s=self.config.zookeeper_session_timeout_ms / 1000)
         await self.coordinator.start()
+        await self.coordinator.watch_security(self.security)
         await self.coordinator.barrier()
         await asyncio.sleep(0)  # let the posted topic/broker events run before serving
         self._warn_about_orphans()
@@ -143,6 +146,9 @@ class Broker:
                     last_retention = now
                     self.log_manager.enforce_retention(now_ms)
                     self.log_manager.delete_expired_files(now_ms)
+                idle_since = now - self.config.connections_max_idle_ms / 1000
+                for listener in self.listeners:
+                    listener.close_idle(idle_since)
                 if now - last_checkpoint >= CHECKPOINT_INTERVAL_S:
                     last_checkpoint = now
                     self.log_manager.checkpoint()

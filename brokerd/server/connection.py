@@ -15,6 +15,11 @@ Ordering invariant: requests of one connection are processed one at a time, in a
 order, and each response (if any: acks=0 produce has none) is written before the next
 request is processed — the order Kafka clients rely on to match correlation ids.
 
+Authentication state: a connection starts with ``principal`` None on a SASL listener (only
+ApiVersions, SaslHandshake and SaslAuthenticate are served until it is set) or with the
+listener's fixed principal (``ANONYMOUS`` on PLAINTEXT/SSL).  ``namespace`` is set together
+with ``principal`` and never changes afterwards.
+
 Not thread-safe: the loop thread only.
 """
 
@@ -23,11 +28,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, cast
 
 from brokerd.protocol import ProtocolError
+from brokerd.security import Principal, SaslAuthenticator, TenantNamespace
 from brokerd.server.transfer import ResponseWriter
 
 log = logging.getLogger(__name__)
@@ -68,13 +75,25 @@ class Connection(asyncio.BufferedProtocol):
         max_request_bytes: int,
         writer_factory: Callable[[asyncio.Transport], ResponseWriter],
         on_close: Callable[[Connection], None] = lambda connection: None,
+        on_open: Callable[[Connection], None] = lambda connection: None,
     ) -> None:
         self._processor = processor
         self.listener_name = listener_name
         self._max_request_bytes = max_request_bytes
         self._writer_factory = writer_factory
         self._on_close = on_close
+        self._on_open = on_open
         self.peer = "unknown"
+        self.peer_ip = "unknown"
+        # Authentication (see the module docstring); ``api_key`` is the SASL username, kept so
+        # the connection can be closed when that key is deleted.
+        self.principal: Principal | None = None
+        self.namespace: TenantNamespace | None = None
+        self.api_key: str | None = None
+        self.sasl: SaslAuthenticator | None = None
+        self.sasl_raw_tokens = False  # SaslHandshake v0: tokens follow as bare frames
+        self.last_active = time.monotonic()
+        self._close_after_response: str | None = None
         self.transport: asyncio.Transport | None = None
         self._writer: ResponseWriter | None = None
         self._buffer = bytearray(RECEIVE_BUFFER_BYTES)
@@ -95,7 +114,9 @@ class Connection(asyncio.BufferedProtocol):
         self.transport = stream
         peer = stream.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.peer_ip = str(peer[0]) if isinstance(peer, tuple) else self.peer
         self._writer = self._writer_factory(stream)
+        self._on_open(self)
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self._large is not None:
@@ -108,6 +129,7 @@ class Connection(asyncio.BufferedProtocol):
         return memoryview(self._buffer)[self._end :]
 
     def buffer_updated(self, nbytes: int) -> None:
+        self.last_active = time.monotonic()
         try:
             if self._large is not None:
                 self._large_filled += nbytes
@@ -188,6 +210,10 @@ class Connection(asyncio.BufferedProtocol):
                 response = await self._processor(self, frame)
                 if response is not None and self._writer is not None and not self.closed:
                     await self._writer.write(response)
+                self.last_active = time.monotonic()
+                if self._close_after_response is not None:
+                    self._close_gracefully(self._close_after_response)
+                    return
             except ProtocolError as exc:
                 self.close(f"malformed request: {exc}")
                 return
@@ -222,6 +248,20 @@ class Connection(asyncio.BufferedProtocol):
         """Quota throttling: read nothing from this client for ``seconds`` (KIP-219)."""
         self.pause("quota")
         asyncio.get_running_loop().call_later(seconds, self.resume, "quota")
+
+    def close_after_response(self, reason: str) -> None:
+        """Close once the response of the request being processed has been written (e.g.
+        SASL_AUTHENTICATION_FAILED: the client must read the error before the socket goes)."""
+        self._close_after_response = reason
+
+    def _close_gracefully(self, reason: str) -> None:
+        if self.closed:
+            return
+        log.warning("closing connection from %s on %s: %s", self.peer, self.listener_name,
+                    reason)
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()  # unlike abort(), sends what is buffered first
 
     def close(self, reason: str) -> None:
         """Close this connection only, logging why and naming the peer."""

@@ -6,11 +6,18 @@ can parse it.  ApiVersions itself answers ANY version: one the broker does not k
 UNSUPPORTED_VERSION (35) with a v0 body carrying the full table, so the client can pick a
 version and retry (KIP-511).  Any other API at an unsupported version closes the
 connection, as Kafka does — there is no way to encode an answer the client can parse.
+
+Security policy (also one place): until a SASL connection has authenticated, only
+ApiVersions, SaslHandshake and SaslAuthenticate are served; anything else closes it.  After
+SaslHandshake v0 the next frame is a bare SASL token, not a request.  Every request of a
+principal that is not an operator super user runs through a tenancy :class:`Guard`
+(names mapped into the tenant's namespace, ACLs checked; see ``server.tenancy``).
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import (
@@ -22,12 +29,40 @@ from brokerd.protocol import (
     decode_request,
     encode_response,
 )
-from brokerd.server.handlers import API_TABLE, api_versions
+from brokerd.server.handlers import API_TABLE, api_versions, sasl_authenticate
 from brokerd.server.request import Request
+from brokerd.server.tenancy import Guard
+from brokerd.server.tenancy_table import TENANCY_TABLE
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
     from brokerd.server.connection import Connection
+
+
+PRE_AUTHENTICATION_APIS = frozenset({ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE,
+                                     ApiKey.SASL_AUTHENTICATE})
+
+
+class BrokerResources:
+    """The cluster facts a tenancy :class:`Guard` needs, read from the broker's caches."""
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        metadata = self._broker.cache.topic_by_id(topic_id)
+        return metadata.name if metadata is not None else None
+
+    def partition_counts(self) -> dict[str, int]:
+        return {name: len(metadata.replicas)
+                for name, metadata in self._broker.cache.topics.items()}
+
+    @property
+    def default_partitions(self) -> int:
+        return self._broker.config.num_partitions
+
+    def max_partitions(self, tenant: str) -> int:
+        return self._broker.security.max_partitions(tenant)
 
 
 class Dispatcher:
@@ -35,8 +70,11 @@ class Dispatcher:
 
     def __init__(self, broker: Broker) -> None:
         self._broker = broker
+        self._resources = BrokerResources(broker)
 
     async def __call__(self, connection: Connection, frame: memoryview) -> list[Any] | None:
+        if connection.sasl_raw_tokens:
+            return await sasl_authenticate.raw_token(self._broker, connection, frame)
         try:
             header, body = decode_request(frame)
         except UnsupportedVersionError as exc:
@@ -48,13 +86,37 @@ class Dispatcher:
             if header.api_key == ApiKey.API_VERSIONS:
                 return self._api_versions_unsupported(header.correlation_id)
             raise ProtocolError(f"api {header.api_key} v{header.api_version} is not served")
+        if connection.principal is None and header.api_key not in PRE_AUTHENTICATION_APIS:
+            connection.close(f"{entry.name} before SASL authentication")
+            return None
+        guard = self._guard(connection, header.api_key)
+        denial = guard.admit(body, header.api_version) if guard is not None else None
         started = time.perf_counter()
-        response = await entry.handle(self._broker, Request(header, body, connection))
+        if denial is not None:
+            response: dict[str, Any] | None = denial
+        else:
+            response = await entry.handle(self._broker, Request(header, body, connection))
+            if response is not None and guard is not None:
+                guard.restore(response)
         self._broker.probe.request_done(entry.name, header.api_version,
                                         time.perf_counter() - started)
         if response is None:
             return None
         return encode_response(header, response)
+
+    def _guard(self, connection: Connection, api_key: int) -> Guard | None:
+        """The request's tenancy guard; None for an operator super user (nothing to do)."""
+        principal, namespace = connection.principal, connection.namespace
+        if principal is None or namespace is None:
+            return None  # pre-authentication APIs carry no names
+        security = self._broker.security
+        if namespace.is_operator and principal.kafka_principal in security.super_users:
+            return None
+        spec = TENANCY_TABLE.get(api_key)
+        if spec is None:
+            raise ProtocolError(f"api {api_key} is not served to tenant principals")
+        return Guard(spec, principal, namespace, connection.peer_ip, security.authorizer,
+                     self._resources)
 
     @staticmethod
     def _api_versions_unsupported(correlation_id: int) -> list[Any]:

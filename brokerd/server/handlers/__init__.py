@@ -64,6 +64,8 @@ def _build_table() -> dict[int, ApiEntry]:
         offset_delete,
         offset_fetch,
         produce,
+        sasl_authenticate,
+        sasl_handshake,
         sync_group,
     )
 
@@ -73,7 +75,9 @@ def _build_table() -> dict[int, ApiEntry]:
     group_modules = (find_coordinator, join_group, sync_group, heartbeat, leave_group,
                      offset_commit, offset_fetch, list_groups, describe_groups, delete_groups,
                      offset_delete)
-    return {module.API_KEY: _entry(module) for module in modules + group_modules}
+    security_modules = (sasl_handshake, sasl_authenticate)
+    return {module.API_KEY: _entry(module)
+            for module in modules + group_modules + security_modules}
 
 
 # Keyed by the int api key of a request header (ApiKey members hash equal to their ints).

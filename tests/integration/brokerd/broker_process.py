@@ -78,6 +78,8 @@ class BrokerProcess:
     port: int = field(default_factory=free_port)
     metrics_port: int = field(default_factory=free_port)
     properties: dict[str, str] = field(default_factory=dict)
+    # More listeners beside PLAINTEXT on ``port`` (which start() probes), e.g. SASL ones.
+    extra_listeners: tuple[str, ...] = ()
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -94,7 +96,8 @@ class BrokerProcess:
         output = open(self.output_path, "ab")  # noqa: SIM115 - owned by the process
         self.process = subprocess.Popen(
             [sys.executable, "-m", "brokerd", "serve", "--broker-id", str(self.broker_id),
-             "--listeners", f"PLAINTEXT://127.0.0.1:{self.port}", "--zookeeper",
+             "--listeners", ",".join((f"PLAINTEXT://127.0.0.1:{self.port}",
+                                      *self.extra_listeners)), "--zookeeper",
              self.zk_connect, "--log-dirs", str(self.log_dir), "--config", str(config),
              "--metrics-port", str(self.metrics_port)],
             cwd=REPO_ROOT, stdout=output, stderr=subprocess.STDOUT)

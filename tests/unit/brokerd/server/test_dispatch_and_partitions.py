@@ -7,6 +7,7 @@ import asyncio
 import struct
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -14,6 +15,8 @@ import pytest
 from brokerd.protocol import ApiKey, ErrorCode, ProtocolError, decode_response, encode_request
 from brokerd.protocol.records import build_batch
 from brokerd.replication.manager import ReplicaManager
+from brokerd.security import ANONYMOUS, TenantNamespace
+from brokerd.server.auth import SecurityState
 from brokerd.server.dispatch import Dispatcher
 from brokerd.server.handlers import API_TABLE
 from brokerd.server.metrics import BrokerProbe
@@ -22,11 +25,14 @@ from brokerd.storage import LogConfig, LogManager
 
 class _Broker:
     probe = BrokerProbe()
+    security = SecurityState(["User:ANONYMOUS"], max_connections_per_ip=10)
 
 
 def _dispatch(frame: bytes) -> list[Any] | None:
     dispatcher = Dispatcher(_Broker())  # type: ignore[arg-type]
-    return asyncio.run(dispatcher(None, memoryview(frame[4:])))  # type: ignore[arg-type]
+    connection = SimpleNamespace(sasl_raw_tokens=False, principal=ANONYMOUS, peer_ip="127.0.0.1",
+                                 namespace=TenantNamespace.for_principal(ANONYMOUS))
+    return asyncio.run(dispatcher(connection, memoryview(frame[4:])))  # type: ignore[arg-type]
 
 
 def _raw_header(api_key: int, version: int, correlation_id: int) -> bytes:

@@ -30,7 +30,8 @@ def test_api_versions_advertises_exactly_the_required_table_within_the_codec() -
         ApiKey.JOIN_GROUP: (0, 9), ApiKey.SYNC_GROUP: (0, 5), ApiKey.HEARTBEAT: (0, 4),
         ApiKey.LEAVE_GROUP: (0, 5), ApiKey.OFFSET_COMMIT: (1, 8), ApiKey.OFFSET_FETCH: (1, 8),
         ApiKey.LIST_GROUPS: (0, 4), ApiKey.DESCRIBE_GROUPS: (0, 5), ApiKey.DELETE_GROUPS: (0, 2),
-        ApiKey.OFFSET_DELETE: (0, 0),
+        ApiKey.OFFSET_DELETE: (0, 0), ApiKey.SASL_HANDSHAKE: (0, 1),
+        ApiKey.SASL_AUTHENTICATE: (0, 2),
     }
     body = api_versions.response_body()
     advertised = {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}

@@ -1,0 +1,187 @@
+"""Watches of the security znodes: API-key credentials, ACLs and tenant plans.
+
+What is watched (paths below the chroot; formats in ``docs/control-plane.md``):
+
+* ``/config/users/<api-key>`` — one data watch per key (credentials, principal, tenant);
+* ``/acls/<literal|prefixed>/<ResourceType>/<url-encoded name>`` — one data watch per
+  resource pattern, found through child watches on the two levels above;
+* ``/tenants/<slug>`` — one data watch per tenant (its ``max_partitions``);
+* ``/config/changes/config_change_<seq>`` (``{"version":2,"entity_path":"users/<key>"}``) and
+  ``/acls/changes/acl_changes_<seq>`` (``{"resourceType":…,"name":…,"patternType":…}``) —
+  Kafka's change notifications; each new one re-reads the node it names.
+
+Why both watches and notifications: a data watch alone delivers every change within
+milliseconds, but Kafka's protocol is the notification, and the control plane writes it
+after every change; re-reading on a notification costs one ``get`` and repairs any change a
+watch could have missed (e.g. around a session loss, before kazoo re-arms its recipes).
+
+Threading: kazoo calls the recipes' callbacks on its own thread.  Child-watch callbacks do
+no ZooKeeper I/O there: they hand the work to the coordinator's single worker thread
+(``submit``), like every other ZooKeeper task of the broker.  Nothing here touches broker
+state: raw bytes are posted to the loop thread (``post``), where the
+:class:`SecurityEvents` sink parses them.  A znode that vanished is posted as ``None``.
+This module does not parse credentials or ACLs: that is the pure security package's job.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+from urllib.parse import quote, unquote
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
+log = logging.getLogger(__name__)
+
+USERS = "/config/users"
+CONFIG_CHANGES = "/config/changes"
+ACLS = "/acls"
+ACL_CHANGES = "/acls/changes"
+ACL_PATTERN_TYPES = ("literal", "prefixed")
+TENANTS = "/tenants"
+USERS_ENTITY_PREFIX = "users/"
+
+Post = Callable[..., None]
+Submit = Callable[..., None]
+
+
+class SecurityEvents(Protocol):
+    """The broker-side sink; every method is called on the asyncio loop thread."""
+
+    def user_changed(self, api_key: str, data: bytes | None) -> None: ...
+
+    def acl_changed(self, pattern_type: str, resource_type: str, quoted_name: str,
+                    data: bytes | None) -> None: ...
+
+    def tenant_changed(self, slug: str, data: bytes | None) -> None: ...
+
+
+class SecurityWatch:
+    """Keeps the sink in step with ZooKeeper; start once, on the ZooKeeper worker thread."""
+
+    def __init__(self, client: KazooClient, events: SecurityEvents, post: Post,
+                 submit: Submit) -> None:
+        self._client = client
+        self._events = events
+        self._post = post
+        self._submit = submit
+        self._data_watches: set[str] = set()  # paths with a live DataWatch
+        self._type_watches: set[str] = set()  # /acls/<pattern>/<type> with a ChildrenWatch
+        self._seen_changes: dict[str, set[str]] = {CONFIG_CHANGES: set(), ACL_CHANGES: set()}
+
+    def start(self) -> None:
+        for path in (USERS, CONFIG_CHANGES, ACL_CHANGES, TENANTS,
+                     *(f"{ACLS}/{pattern}" for pattern in ACL_PATTERN_TYPES)):
+            self._client.ensure_path(path)
+        # Notifications present at start are history: everything is read afresh below.
+        for path, seen in self._seen_changes.items():
+            seen.update(self._client.get_children(path))
+        self._children(USERS, self._user_node)
+        self._children(TENANTS, self._tenant_node)
+        for pattern in ACL_PATTERN_TYPES:
+            self._children(f"{ACLS}/{pattern}", functools.partial(self._acl_type, pattern))
+        ChildrenWatch(self._client, CONFIG_CHANGES,
+                      lambda children: self._submit(self._on_config_changes, children))
+        ChildrenWatch(self._client, ACL_CHANGES,
+                      lambda children: self._submit(self._on_acl_changes, children))
+
+    # ---- data watches -------------------------------------------------------------------
+
+    def _children(self, parent: str, on_node: Callable[[str], None]) -> None:
+        """Call ``on_node(child)`` (on the worker thread) for every child, now and later."""
+        def on_children(children: list[str]) -> None:
+            for child in children:
+                self._submit(on_node, child)
+        ChildrenWatch(self._client, parent, on_children)
+
+    def _watch(self, path: str, deliver: Callable[[bytes | None], None]) -> None:
+        """One DataWatch per existing node, until the node is deleted."""
+        if path in self._data_watches:
+            return
+        self._data_watches.add(path)
+
+        def on_data(data: bytes | None, stat: Any) -> bool | None:
+            deliver(data if stat is not None else None)
+            if stat is None:
+                self._data_watches.discard(path)
+                return False  # stop; a re-created node is found by its parent's watch
+            return None
+
+        DataWatch(self._client, path, on_data)
+
+    def _user_node(self, api_key: str) -> None:
+        self._watch(f"{USERS}/{api_key}", lambda data: self._post(
+            self._events.user_changed, unquote(api_key), data))
+
+    def _tenant_node(self, slug: str) -> None:
+        self._watch(f"{TENANTS}/{slug}", lambda data: self._post(
+            self._events.tenant_changed, slug, data))
+
+    def _acl_type(self, pattern: str, resource_type: str) -> None:
+        path = f"{ACLS}/{pattern}/{resource_type}"
+        if path not in self._type_watches:
+            self._type_watches.add(path)
+            self._children(path, lambda name: self._acl_node(pattern, resource_type, name))
+
+    def _acl_node(self, pattern: str, resource_type: str, quoted_name: str) -> None:
+        self._watch(f"{ACLS}/{pattern}/{resource_type}/{quoted_name}", lambda data: self._post(
+            self._events.acl_changed, pattern, resource_type, quoted_name, data))
+
+    # ---- change notifications -----------------------------------------------------------
+
+    def _new_changes(self, parent: str, children: list[str]) -> list[bytes]:
+        """Payloads of notifications not handled before, oldest first."""
+        seen = self._seen_changes[parent]
+        payloads = []
+        for child in sorted(set(children) - seen):
+            seen.add(child)
+            try:
+                payloads.append(self._client.get(f"{parent}/{child}")[0])
+            except NoNodeError:
+                continue  # purged already; the data watch has delivered the change
+        seen.intersection_update(children)  # forget purged notifications
+        return payloads
+
+    def _reread(self, path: str) -> bytes | None:
+        try:
+            data: bytes = self._client.get(path)[0]
+        except NoNodeError:
+            return None
+        return data
+
+    def _on_config_changes(self, children: list[str]) -> None:
+        for payload in self._new_changes(CONFIG_CHANGES, children):
+            entity = _json_field(payload, "entity_path")
+            if entity is None or not entity.startswith(USERS_ENTITY_PREFIX):
+                continue
+            quoted_key = entity[len(USERS_ENTITY_PREFIX):]
+            if "/" in quoted_key:
+                continue  # users/<u>/clients/<c>: a quota, not credentials
+            self._post(self._events.user_changed, unquote(quoted_key),
+                       self._reread(f"{USERS}/{quoted_key}"))
+            self._user_node(quoted_key)
+
+    def _on_acl_changes(self, children: list[str]) -> None:
+        for payload in self._new_changes(ACL_CHANGES, children):
+            resource_type = _json_field(payload, "resourceType")
+            name = _json_field(payload, "name")
+            pattern = (_json_field(payload, "patternType") or "").lower()
+            if resource_type is None or name is None or pattern not in ACL_PATTERN_TYPES:
+                log.warning("ignoring malformed ACL change notification %r", payload[:200])
+                continue
+            quoted = quote(name, safe="")
+            self._post(self._events.acl_changed, pattern, resource_type, quoted,
+                       self._reread(f"{ACLS}/{pattern}/{resource_type}/{quoted}"))
+
+
+def _json_field(payload: bytes, key: str) -> str | None:
+    try:
+        value = json.loads(payload).get(key)
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None

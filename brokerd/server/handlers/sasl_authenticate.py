@@ -1,0 +1,76 @@
+"""SaslAuthenticate (36) v0-2: one step of the SASL exchange chosen by SaslHandshake.
+
+Each request carries the client's next token; the answer carries ours.  When the exchange
+succeeds the connection gets its principal and tenant namespace; when it fails the client
+gets SASL_AUTHENTICATION_FAILED with a message that does not say whether the key or the
+secret was wrong, the failure is logged (rate-limited, see ``SecurityState``), and the
+connection is closed once that answer is written.
+
+PLAIN re-derives the stored SCRAM key from the clear password: one PBKDF2 of 4096+ rounds,
+milliseconds of CPU, so it runs in the default executor instead of on the event loop.
+SCRAM steps are a few HMACs and run inline.
+
+v0 raw tokens (after SaslHandshake v0) use the same exchange: :func:`raw_token` answers a
+bare frame with a bare size-prefixed token, and a failure just closes the connection (a raw
+exchange has no way to carry an error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.security import SaslAuthenticator, SaslStep
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.connection import Connection
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.SASL_AUTHENTICATE
+MIN_VERSION, MAX_VERSION = 0, 2
+PLAIN = "PLAIN"
+_SIZE = struct.Struct(">i")
+
+
+async def _step(authenticator: SaslAuthenticator, token: bytes) -> SaslStep:
+    if authenticator.mechanism == PLAIN:
+        return await asyncio.get_running_loop().run_in_executor(None, authenticator.step, token)
+    return authenticator.step(token)
+
+
+async def _advance(broker: Broker, connection: Connection, token: bytes) -> SaslStep:
+    """Run one step and apply its outcome to the connection."""
+    assert connection.sasl is not None
+    step = await _step(connection.sasl, token)
+    if step.done:
+        connection.sasl = None
+        connection.sasl_raw_tokens = False
+        broker.security.login_finished(connection, step)
+    return step
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    connection = request.connection
+    if connection.sasl is None or connection.sasl_raw_tokens:
+        connection.close_after_response("SaslAuthenticate without a SaslHandshake")
+        return {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE),
+                "error_message": "SaslAuthenticate needs a SaslHandshake v1 first"}
+    step = await _advance(broker, connection, bytes(request.body["auth_bytes"]))
+    if step.failure is not None:
+        connection.close_after_response("SASL authentication failed")
+        return {"error_code": int(ErrorCode.SASL_AUTHENTICATION_FAILED),
+                "error_message": step.failure.message, "auth_bytes": step.response}
+    return {"error_code": 0, "error_message": None, "auth_bytes": step.response,
+            "session_lifetime_ms": 0}
+
+
+async def raw_token(broker: Broker, connection: Connection, frame: memoryview) -> list[Any]:
+    """The answer to a bare v0 token frame (the frame size is already stripped)."""
+    step = await _advance(broker, connection, bytes(frame))
+    if step.failure is not None:
+        connection.close("SASL authentication failed (v0 raw token)")
+        return []
+    return [_SIZE.pack(len(step.response)) + step.response]

@@ -1,0 +1,37 @@
+"""SaslHandshake (17) v0-1: choose the SASL mechanism of this connection.
+
+Allowed once, on a SASL listener, before authentication; otherwise ILLEGAL_SASL_STATE.  An
+unknown mechanism gets UNSUPPORTED_SASL_MECHANISM; either way the answer lists the
+mechanisms we support.  After a v1 handshake the tokens travel in SaslAuthenticate
+requests; after v0 (old clients) they follow as bare size-prefixed frames with no request
+header (handled by :func:`brokerd.server.handlers.sasl_authenticate.raw_token`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.security import SUPPORTED_MECHANISMS, UnsupportedMechanism, create_authenticator
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.SASL_HANDSHAKE
+MIN_VERSION, MAX_VERSION = 0, 1
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    connection = request.connection
+    mechanisms = list(SUPPORTED_MECHANISMS)
+    if connection.principal is not None or connection.sasl is not None:
+        return {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE), "mechanisms": mechanisms}
+    try:
+        connection.sasl = create_authenticator(request.body["mechanism"],
+                                               broker.security.lookup)
+    except UnsupportedMechanism:
+        return {"error_code": int(ErrorCode.UNSUPPORTED_SASL_MECHANISM),
+                "mechanisms": mechanisms}
+    connection.sasl_raw_tokens = request.version == 0
+    return {"error_code": 0, "mechanisms": mechanisms}

@@ -1,0 +1,114 @@
+"""Helpers for the tenancy, SASL and hostile-input tests: a broker with SASL listeners and
+control-plane writes (API keys, tenants, ACLs) done with the control plane's own functions,
+so the tests exercise exactly the znodes and notifications the control plane produces."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kazoo.client import KazooClient
+
+from tenants import credentials, znodes
+from tenants import zookeeper as control_plane
+from tests.integration.brokerd.broker_process import BrokerProcess
+from tests.support.services import REPO_ROOT, free_port
+
+
+@dataclass
+class ApiKey:
+    """One API key as a client uses it."""
+
+    key: str
+    secret: str
+    principal: str
+
+
+def add_api_key(zk: KazooClient, tenant: str, name: str, *, key: str | None = None
+                ) -> ApiKey:
+    """Create tenant ``tenant``'s principal ``<tenant>.<name>`` with a fresh API key."""
+    api_key = ApiKey(key or credentials.new_key(), credentials.new_secret(), f"{tenant}.{name}")
+    config = znodes.api_key_config(
+        scram_sha_256=credentials.scram_credential(api_key.secret, "SCRAM-SHA-256"),
+        scram_sha_512=credentials.scram_credential(api_key.secret, "SCRAM-SHA-512"),
+        principal=api_key.principal, tenant=tenant)
+    control_plane.put_config(zk, znodes.entity_path(api_key.key, None), config)
+    return api_key
+
+
+def delete_api_key(zk: KazooClient, api_key: ApiKey) -> None:
+    control_plane.put_config(zk, znodes.entity_path(api_key.key, None), None)
+
+
+def set_tenant(zk: KazooClient, slug: str, max_partitions: int = 100) -> None:
+    control_plane.put(zk, znodes.tenant_znode(slug), znodes.tenant_payload(
+        name=slug, plan="test", status="active", quota_defaults={},
+        max_partitions=max_partitions))
+
+
+def grant(zk: KazooClient, principal: str, resource_type: str, cluster_name: str,
+          operations: tuple[str, ...], pattern: str = "prefixed") -> None:
+    """Allow ``principal`` ``operations`` on a resource pattern (as the control plane does)."""
+    path = znodes.acl_znode(pattern, resource_type, cluster_name)
+    control_plane.put(zk, path, znodes.acl_payload([(principal, op) for op in operations]))
+    control_plane.notify_acl_change(zk, (pattern.upper(), resource_type, cluster_name))
+
+
+def grant_tenant_admin(zk: KazooClient, api_key: ApiKey, tenant: str) -> None:
+    """Everything on the tenant's own topics, groups and transactional ids."""
+    for resource_type in ("Topic", "Group", "TransactionalId"):
+        grant(zk, api_key.principal, resource_type, f"{tenant}.", ("All",))
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05
+             ) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met in time")
+        time.sleep(interval)
+
+
+CERTS_SCRIPT = REPO_ROOT / "scripts" / "certs.sh"
+
+
+@dataclass
+class SecureBroker:
+    """A broker with PLAINTEXT (operator), SASL_PLAINTEXT and optionally SASL_SSL."""
+
+    process: BrokerProcess
+    sasl_port: int
+    sasl_ssl_port: int | None
+    ca_file: Path | None
+
+    @property
+    def sasl_bootstrap(self) -> str:
+        return f"127.0.0.1:{self.sasl_port}"
+
+    @property
+    def sasl_ssl_bootstrap(self) -> str:
+        return f"127.0.0.1:{self.sasl_ssl_port}"
+
+
+def start_secure_broker(zk_connect: str, directory: Path, *, tls_dir: Path | None = None,
+                        **properties: str) -> SecureBroker:
+    """Start a broker; with ``tls_dir`` (made by scripts/certs.sh) also a SASL_SSL listener."""
+    sasl_port = free_port()
+    listeners = [f"SASL_PLAINTEXT://127.0.0.1:{sasl_port}"]
+    props = {"zookeeper.session.timeout.ms": "6000", **properties}
+    sasl_ssl_port = None
+    if tls_dir is not None:
+        sasl_ssl_port = free_port()
+        listeners.append(f"SASL_SSL://127.0.0.1:{sasl_ssl_port}")
+        props["ssl.keystore.location"] = str(tls_dir / "broker.pem")
+    process = BrokerProcess(zk_connect, directory / "logs", properties=props,
+                            extra_listeners=tuple(listeners))
+    process.start()
+    return SecureBroker(process, sasl_port, sasl_ssl_port,
+                        tls_dir / "ca.pem" if tls_dir is not None else None)
