@@ -12,6 +12,9 @@ export ZOOKEEPER_CONNECT=${ZOOKEEPER_CONNECT:-127.0.0.1:$ZOOKEEPER_PORT/kafkasaa
 brokers=${BROKERS:-3}
 export BOOTSTRAP_SERVERS=${BOOTSTRAP_SERVERS:-$(seq -s, -f "127.0.0.1:%g" 9092 $((9091 + brokers)))}
 
+scripts/certs.sh var/certs  # local CA + broker certificate for SASL_SSL (first start only)
+echo "ssl.keystore.location=var/certs/broker.pem" > var/broker-security.properties
+
 procfile=var/Procfile
 {
   echo "zookeeper: scripts/zookeeper.sh $ZOOKEEPER_PORT var/zookeeper"
@@ -24,7 +27,9 @@ procfile=var/Procfile
   echo "worker: .venv/bin/celery -A service worker --loglevel INFO --concurrency 2"
   echo "beat: .venv/bin/celery -A service beat --loglevel INFO --schedule var/celerybeat-schedule"
   for id in $(seq 1 "$brokers"); do
-    echo "broker$id: .venv/bin/brokerd serve --broker-id $id --listeners PLAINTEXT://127.0.0.1:$((9091 + id))" \
+    listeners="PLAINTEXT://127.0.0.1:$((9091 + id)),SASL_PLAINTEXT://127.0.0.1:$((9191 + id)),SASL_SSL://127.0.0.1:$((9291 + id))"
+    echo "broker$id: .venv/bin/brokerd serve --broker-id $id --listeners $listeners" \
+         "--config var/broker-security.properties" \
          "--zookeeper $ZOOKEEPER_CONNECT --log-dirs var/brokers/$id --metrics-port $((9100 + id))"
   done
 } > "$procfile"
