@@ -12,9 +12,10 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from brokerd.protocol import ApiKey as Api
 from tenants import credentials, znodes
 from tenants import zookeeper as control_plane
-from tests.integration.brokerd.broker_process import BrokerProcess
+from tests.integration.brokerd.broker_process import BrokerProcess, WireClient
 from tests.support.services import REPO_ROOT, free_port
 
 
@@ -112,3 +113,19 @@ def start_secure_broker(zk_connect: str, directory: Path, *, tls_dir: Path | Non
     process.start()
     return SecureBroker(process, sasl_port, sasl_ssl_port,
                         tls_dir / "ca.pem" if tls_dir is not None else None)
+
+
+def login(port: int, api_key: ApiKey) -> WireClient:
+    """A wire-level client authenticated with SASL/PLAIN as ``api_key``."""
+    client = WireClient(port)
+    assert client.request(Api.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+    token = b"\0" + api_key.key.encode() + b"\0" + api_key.secret.encode()
+    answer = client.request(Api.SASL_AUTHENTICATE, 2, {"auth_bytes": token})
+    assert answer["error_code"] == 0, answer
+    return client
+
+
+def confluent_auth(broker: SecureBroker, api_key: ApiKey) -> dict[str, str]:
+    return {"bootstrap.servers": broker.sasl_bootstrap, "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanisms": "SCRAM-SHA-512", "sasl.username": api_key.key,
+            "sasl.password": api_key.secret}
