@@ -1,0 +1,186 @@
+"""The tenancy guard and table, without sockets: name mapping in and out, sentinels for
+denied names, whole-request gates, topic ids, listings, and the partition allowance."""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from typing import Any
+
+import pytest
+
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.security import Authorizer, Principal, TenantNamespace
+from brokerd.server.handlers import API_TABLE
+from brokerd.server.tenancy import Guard
+from brokerd.server.tenancy_table import TENANCY_TABLE
+
+ACME = Principal("acme.app", "acme")
+OWN_ID, FOREIGN_ID = uuid.uuid4(), uuid.uuid4()
+
+
+class _Resources:
+    def __init__(self, counts: dict[str, int] | None = None, allowance: int = 100) -> None:
+        self.counts = counts if counts is not None else {"acme.orders": 3, "globex.orders": 2}
+        self.allowance = allowance
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        return {OWN_ID: "acme.orders", FOREIGN_ID: "globex.orders"}.get(topic_id)
+
+    def partition_counts(self) -> dict[str, int]:
+        return self.counts
+
+    @property
+    def default_partitions(self) -> int:
+        return 2
+
+    def max_partitions(self, tenant: str) -> int:
+        return self.allowance
+
+
+def _acl(operations: str, resource_type: str = "Topic", name: str = "acme.",
+         pattern: str = "prefixed") -> tuple[str, str, str, bytes]:
+    rules = ",".join(f'{{"principal":"User:acme.app","permissionType":"Allow",'
+                     f'"operation":"{op}","host":"*"}}' for op in operations.split())
+    return pattern, resource_type, name, f'{{"version":1,"acls":[{rules}]}}'.encode()
+
+
+def _guard(api_key: int, *acls: tuple[str, str, str, bytes],
+           resources: _Resources | None = None) -> Guard:
+    authorizer = Authorizer(["User:ANONYMOUS"])
+    for pattern, resource_type, name, data in acls:
+        authorizer.set_resource_acls(pattern, resource_type, name, data)
+    return Guard(TENANCY_TABLE[api_key], ACME, TenantNamespace("acme"), "10.0.0.1", authorizer,
+                 resources or _Resources())
+
+
+def test_every_served_api_has_a_row() -> None:
+    assert set(API_TABLE) <= set(TENANCY_TABLE)
+
+
+def test_produce_maps_names_in_and_out_and_answers_a_denied_topic_itself() -> None:
+    guard = _guard(ApiKey.PRODUCE, _acl("Write", name="acme.orders", pattern="literal"))
+    body: dict[str, Any] = {"acks": 1, "transactional_id": None, "topic_data": [
+        {"name": "orders", "partition_data": [{"index": 0}]},
+        {"name": "secret", "partition_data": [{"index": 0}, {"index": 1}]}]}
+    assert guard.admit(body, 9) is None
+    mapped, denied = body["topic_data"]
+    assert mapped["name"] == "acme.orders"
+    assert denied["name"].startswith("\0")  # a sentinel: no handler finds such a topic
+    response = {"responses": [
+        {"name": "acme.orders", "partition_responses": [{"index": 0, "error_code": 0}]},
+        {"name": denied["name"], "partition_responses": [
+            {"index": 0, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+             "error_message": "unknown"},
+            {"index": 1, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}]}]}
+    guard.restore(response)
+    assert response["responses"][0]["name"] == "orders"
+    assert response["responses"][1]["name"] == "secret"
+    assert [p["error_code"] for p in response["responses"][1]["partition_responses"]] == [
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED] * 2
+    assert response["responses"][1]["partition_responses"][0]["error_message"] is None
+
+
+def test_a_tenant_naming_another_tenants_topic_stays_in_its_own_namespace() -> None:
+    guard = _guard(ApiKey.FETCH, _acl("Read"))
+    body = {"replica_id": -1, "topics": [{"topic": "globex.orders", "partitions": []}],
+            "forgotten_topics_data": []}
+    assert guard.admit(body, 12) is None
+    assert body["topics"][0]["topic"] == "acme.globex.orders"
+
+
+def test_metadata_listing_drops_foreign_internal_and_undescribable_topics() -> None:
+    guard = _guard(ApiKey.METADATA, _acl("Describe", name="acme.orders", pattern="literal"))
+    body: dict[str, Any] = {"topics": None}
+    assert guard.admit(body, 12) is None
+    response = {"topics": [{"name": n, "error_code": 0} for n in (
+        "acme.orders", "acme.hidden", "globex.orders", "__consumer_offsets")]}
+    guard.restore(response)
+    assert [t["name"] for t in response["topics"]] == ["orders"]
+
+
+def test_topic_ids_of_foreign_topics_become_unknown() -> None:
+    guard = _guard(ApiKey.METADATA, _acl("Describe"))
+    body = {"topics": [{"topic_id": OWN_ID, "name": None},
+                       {"topic_id": FOREIGN_ID, "name": None}],
+            "allow_auto_topic_creation": False}
+    guard.admit(body, 12)
+    assert body["topics"][0]["topic_id"] == OWN_ID
+    assert body["topics"][1]["topic_id"] not in (FOREIGN_ID, OWN_ID)
+
+
+@pytest.mark.parametrize(("api_key", "body", "error"), [
+    (ApiKey.JOIN_GROUP, {"group_id": "g"}, ErrorCode.GROUP_AUTHORIZATION_FAILED),
+    (ApiKey.INIT_PRODUCER_ID, {"transactional_id": None},
+     ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+    (ApiKey.INIT_PRODUCER_ID, {"transactional_id": "tx"},
+     ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+    (ApiKey.FETCH, {"replica_id": 3, "topics": [], "forgotten_topics_data": []},
+     ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+])
+def test_gates_answer_the_whole_request(api_key: int, body: dict[str, Any],
+                                        error: ErrorCode) -> None:
+    denial = _guard(api_key).admit(body, 4)
+    assert denial is not None and denial["error_code"] == error
+
+
+def test_denied_offset_commit_answers_every_partition_with_client_names() -> None:
+    body = {"group_id": "g", "topics": [{"name": "orders", "partitions": [
+        {"partition_index": 0}, {"partition_index": 1}]}]}
+    denial = _guard(ApiKey.OFFSET_COMMIT, _acl("Read")).admit(body, 8)
+    assert denial == {"topics": [{"name": "orders", "partitions": [
+        {"partition_index": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED},
+        {"partition_index": 1, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}]}]}
+
+
+def test_idempotent_write_is_granted_by_write_on_some_topic() -> None:
+    body = {"transactional_id": None}
+    assert _guard(ApiKey.INIT_PRODUCER_ID, _acl("Write")).admit(body, 4) is None
+
+
+def test_describe_groups_list_of_names_and_broker_config_resources() -> None:
+    guard = _guard(ApiKey.DESCRIBE_GROUPS, _acl("Describe", "Group", "acme.mine", "literal"))
+    body: dict[str, Any] = {"groups": ["mine", "theirs"]}
+    guard.admit(body, 5)
+    assert body["groups"][0] == "acme.mine" and body["groups"][1].startswith("\0")
+    response = {"groups": [{"group_id": g, "error_code": 0} for g in body["groups"]]}
+    guard.restore(response)
+    assert response["groups"] == [
+        {"group_id": "mine", "error_code": 0},
+        {"group_id": "theirs", "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}]
+    configs = _guard(ApiKey.DESCRIBE_CONFIGS, _acl("All"))
+    request = {"resources": [{"resource_type": 4, "resource_name": "1"},
+                             {"resource_type": 2, "resource_name": "orders"}]}
+    configs.admit(request, 4)
+    assert request["resources"][1]["resource_name"] == "acme.orders"
+    answer = {"results": [dict(r, error_code=0) for r in request["resources"]]}
+    configs.restore(answer)
+    assert [(r["resource_name"], r["error_code"]) for r in answer["results"]] == [
+        ("1", ErrorCode.CLUSTER_AUTHORIZATION_FAILED), ("orders", 0)]
+
+
+def test_create_topics_stops_at_the_partition_allowance() -> None:
+    resources = _Resources(allowance=8)  # acme owns 3 already
+    guard = _guard(ApiKey.CREATE_TOPICS, _acl("Create"), resources=resources)
+    body = {"topics": [
+        {"name": "a", "num_partitions": 4, "assignments": []},
+        {"name": "b", "num_partitions": 2, "assignments": []},  # 3 + 4 + 2 > 8
+        {"name": "c", "num_partitions": -1, "assignments": []}]}  # default 2 -> 9 > 8
+    guard.admit(body, 7)
+    assert body["topics"][0]["name"] == "acme.a"
+    response = {"topics": [{"name": t["name"], "error_code": 0} for t in body["topics"]]}
+    guard.restore(response)
+    assert [(t["name"], t["error_code"]) for t in response["topics"]] == [
+        ("a", 0), ("b", ErrorCode.POLICY_VIOLATION), ("c", ErrorCode.POLICY_VIOLATION)]
+
+
+def test_operator_namespace_is_the_identity() -> None:
+    authorizer = Authorizer(["User:ops"])
+    guard = Guard(TENANCY_TABLE[ApiKey.METADATA], Principal("ops", None), TenantNamespace(None),
+                  "h", authorizer, _Resources())
+    body = {"topics": [{"name": "__consumer_offsets"}], "allow_auto_topic_creation": False}
+    original = copy.deepcopy(body)
+    assert guard.admit(body, 12) is None and body == original
+    response = {"topics": [{"name": "__consumer_offsets", "error_code": 0}]}
+    guard.restore(response)
+    assert response["topics"][0]["name"] == "__consumer_offsets"
