@@ -4,7 +4,8 @@ For each client library, three consumers of one group share a 6-partition topic 
 partitions each) and read every record exactly once while nobody fails; then one is
 SIGKILLed (no LeaveGroup), its partitions move to the other two once its session expires,
 every record is still read at least once, and the committed offsets, sampled over the wire
-throughout, never go backwards.
+throughout, never go backwards.  With two brokers, each group is coordinated by the leader
+of its own ``__consumer_offsets`` partition and clients find it there.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from collections.abc import Callable
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from tests.integration.brokerd.broker_process import BrokerProcess
+from brokerd.protocol import ApiKey, ErrorCode
+from tests.integration.brokerd.broker_process import BrokerProcess, WireClient
 from tests.integration.brokerd.test_groups_harness import (
     CommittedOffsetsWatch,
     ConsumerProcess,
+    consume,
     produce,
     wait_for,
 )
@@ -98,3 +101,33 @@ def test_three_consumers_share_and_survive_a_killed_member(
     finally:
         for consumer in consumers:
             consumer.stop()
+
+
+def test_each_group_is_served_by_the_leader_of_its_offsets_partition(
+        start_broker: Callable[..., BrokerProcess]) -> None:
+    brokers = {b: start_broker(broker_id=b, **GROUP_BROKER_PROPS) for b in (1, 2)}
+    create_topic(brokers[1].bootstrap, "shared", 2)
+    produce(brokers[1].bootstrap, "shared", 2, range(40))
+    wire = {b: WireClient(broker.port) for b, broker in brokers.items()}
+    try:
+        coordinator_of: dict[int, str] = {}  # broker id -> a group it coordinates
+        for candidate in (f"team-{i}" for i in range(40)):
+            found = wire[1].request(ApiKey.FIND_COORDINATOR, 3,
+                                    {"key": candidate, "key_type": 0})
+            assert found["error_code"] == 0 and found["port"] == brokers[
+                found["node_id"]].port
+            coordinator_of.setdefault(found["node_id"], candidate)
+        assert sorted(coordinator_of) == [1, 2]  # 10 partitions split over both brokers
+        for node, group in coordinator_of.items():
+            records, _ = consume(brokers[1].bootstrap, "shared", group, 40)
+            assert sorted(v for _, _, v in records) == sorted(f"m-{i}" for i in range(40))
+            other = wire[3 - node]
+            assert CommittedOffsetsWatch(brokers[node].port, group, "shared", 2).fetch(
+                wire[node]) == {0: 20, 1: 20}
+            refused = other.request(ApiKey.OFFSET_FETCH, 7, {
+                "group_id": group, "require_stable": False,
+                "topics": [{"name": "shared", "partition_indexes": [0]}]})
+            assert refused["error_code"] == ErrorCode.NOT_COORDINATOR
+    finally:
+        for client in wire.values():
+            client.close()

@@ -143,6 +143,34 @@ def produce(bootstrap: str, topic: str, partitions: int, values: range) -> None:
     assert producer.flush(15) == 0, "produce did not complete"
 
 
+def consume(bootstrap: str, topic: str, group: str, count: int
+            ) -> tuple[list[tuple[int, int, str]], dict[int, int]]:
+    """Join ``group``, read ``count`` records, commit synchronously, leave.  Returns the
+    records and the committed offsets the client saw at its first assignment."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                         "session.timeout.ms": 6000})
+    committed_at_start: dict[int, int] = {}
+
+    def on_assign(client: Any, partitions: list[Any]) -> None:
+        for tp in client.committed(partitions, timeout=10):
+            committed_at_start[tp.partition] = tp.offset
+
+    consumer.subscribe([topic], on_assign=on_assign)
+    records: list[tuple[int, int, str]] = []
+    deadline = time.monotonic() + 30
+    while len(records) < count and time.monotonic() < deadline:
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            value = message.value() or b""
+            records.append((message.partition() or 0, message.offset() or 0, value.decode()))
+    consumer.commit(asynchronous=False)
+    consumer.close()
+    return records, committed_at_start
+
+
 # ---- child side ---------------------------------------------------------------------------
 
 

@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined]
 
 from tests.integration.brokerd.broker_process import BrokerProcess, WireClient
@@ -29,37 +28,12 @@ from tests.integration.brokerd.test_groups import (
 from tests.integration.brokerd.test_groups_harness import (
     CommittedOffsetsWatch,
     ConsumerProcess,
+    consume,
     produce,
     wait_for,
 )
 
 pytestmark = pytest.mark.integration
-
-
-def consume(bootstrap: str, topic: str, group: str, count: int
-            ) -> tuple[list[tuple[int, int, str]], dict[int, int]]:
-    """Join ``group``, read ``count`` records, commit synchronously, leave.  Returns the
-    records and the committed offsets the client saw at its first assignment."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
-                         "session.timeout.ms": 6000})
-    committed_at_start: dict[int, int] = {}
-
-    def on_assign(client: Consumer, partitions: list[TopicPartition]) -> None:
-        for tp in client.committed(partitions, timeout=10):
-            committed_at_start[tp.partition] = tp.offset
-
-    consumer.subscribe([topic], on_assign=on_assign)
-    records: list[tuple[int, int, str]] = []
-    deadline = time.monotonic() + 30
-    while len(records) < count and time.monotonic() < deadline:
-        message = consumer.poll(0.2)
-        if message is not None and message.error() is None:
-            value = message.value() or b""
-            records.append((message.partition() or 0, message.offset() or 0, value.decode()))
-    consumer.commit(asynchronous=False)
-    consumer.close()
-    return records, committed_at_start
 
 
 @pytest.mark.parametrize("restart", ["graceful", "crash"])
