@@ -12,19 +12,21 @@ from typing import Any
 
 import pytest
 
-from brokerd.config import build_config
+from brokerd.config import ConfigError, build_config
 from brokerd.coordination.znodes import BrokerRegistration, PartitionState, TopicMetadata
 from brokerd.groups import GroupConfig, GroupCoordinator
 from brokerd.groups.partition_log import OFFSETS_TOPIC, OFFSETS_TOPIC_CONFIGS
 from brokerd.protocol import ErrorCode
 from brokerd.server import topic_admin
-from brokerd.server.broker import Broker
+from brokerd.server.broker import Broker, group_config
 from brokerd.server.handlers import find_coordinator
 from brokerd.server.handlers.join_group import client_host
 from brokerd.server.metadata_cache import MetadataCache
 from brokerd.server.topic_admin import AdminResult
 
 OFFSETS_PARTITIONS = 4
+REQUIRED = {"broker.id": "1", "listeners": "PLAINTEXT://127.0.0.1:0",
+            "zookeeper.connect": "unused:2181", "log.dirs": "/nonexistent"}
 
 
 def offsets_topic(leaders: dict[int, int]) -> TopicMetadata:
@@ -129,9 +131,29 @@ def test_join_group_client_host_is_the_peer_ip_as_kafka_writes_it(peer: str, hos
     assert client_host(peer) == host
 
 
+def test_group_settings_come_from_kafkas_broker_keys() -> None:
+    defaults = group_config(build_config(REQUIRED))
+    assert defaults == GroupConfig()  # Kafka's defaults, as GroupConfig states them
+    config = group_config(build_config({
+        **REQUIRED, "offsets.topic.num.partitions": "7", "group.min.session.timeout.ms": "100",
+        "group.max.session.timeout.ms": "9000", "group.initial.rebalance.delay.ms": "0",
+        "offsets.retention.minutes": "2"}))
+    assert config == GroupConfig(num_partitions=7, min_session_timeout_ms=100,
+                                 max_session_timeout_ms=9000, initial_rebalance_delay_ms=0,
+                                 offsets_retention_ms=120_000)
+
+
+@pytest.mark.parametrize("bad", [{"offsets.topic.num.partitions": "0"},
+                                 {"offsets.topic.replication.factor": "0"},
+                                 {"group.min.session.timeout.ms": "10000",
+                                  "group.max.session.timeout.ms": "9000"}])
+def test_unusable_group_settings_are_configuration_errors(bad: dict[str, str]) -> None:
+    with pytest.raises(ConfigError):
+        build_config({**REQUIRED, **bad})
+
+
 def test_broker_coordinates_exactly_the_offsets_partitions_it_leads(tmp_path: Path) -> None:
-    config = build_config({"broker.id": "1", "listeners": "PLAINTEXT://127.0.0.1:0",
-                           "zookeeper.connect": "unused:2181", "log.dirs": str(tmp_path),
+    config = build_config({**REQUIRED, "log.dirs": str(tmp_path),
                            "offsets.topic.num.partitions": str(OFFSETS_PARTITIONS)})
 
     async def scenario() -> list[list[int]]:
