@@ -19,6 +19,10 @@ checked in this order, first match wins:
 5. the lag never decreased from one commit to the next (moving, but falling behind) → WARN;
 6. otherwise → OK.
 
+One deliberate difference from Burrow: rules 4 and 5 compare commits, so they need at least two;
+a window holding a single commit (a group just seen for the first time) is OK rather than
+STALL, so that a new group does not flash an error on its first snapshot.
+
 A group's status is its worst partition's, with STOP, STALL and REWIND reported as ERR.
 
 What counts as a commit: OffsetFetch returns the committed offset but not when it was
@@ -138,6 +142,8 @@ def partition_status(window: Sequence[Commit], current_lag: int, now: float) -> 
         return Status.REWIND
     if is_stopped(window, now):
         return Status.STOP
+    if len(window) < 2:
+        return Status.OK
     if is_stalled(window):
         return Status.STALL
     if is_lag_not_decreasing(window):

@@ -73,6 +73,12 @@ def test_empty_window_is_ok() -> None:
     assert partition_status([], current_lag=100, now=0) is Status.OK
 
 
+def test_a_single_commit_can_stop_but_not_stall() -> None:
+    window = commits((10, 10, 5))
+    assert partition_status(window, current_lag=5, now=10) is Status.OK
+    assert partition_status(window, current_lag=5, now=11) is Status.STOP
+
+
 def test_group_is_its_worst_partition_with_errors_rolled_up() -> None:
     assert group_status([Status.OK, Status.WARN]) is Status.WARN
     assert group_status([Status.OK, Status.STALL, Status.WARN]) is Status.ERR

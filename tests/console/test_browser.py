@@ -1,0 +1,175 @@
+"""End to end in headless Chromium: a tenant admin creates a topic and an API key, records are
+produced by a real client, a consumer group consumes half and stops, and the group page shows
+lag, chart and status change live (no reload); another tenant's admin sees none of it.
+
+Clients use the PLAINTEXT operator listener (the test broker has no SASL listener configured);
+screenshots go to ``test-artifacts/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka.admin import AdminClient
+
+from tests.support.services import REPO_ROOT
+
+from .kafka_helpers import consume, group_consumer, produce
+from .stack import Stack, control_plane
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+SCREENSHOTS = REPO_ROOT / "test-artifacts" / "screenshots"
+RECORDS = 200
+
+
+@pytest.fixture
+def stack(kafka_broker, zk_connect: str, tmp_path: Path) -> Iterator[Stack]:  # type: ignore[no-untyped-def]
+    with control_plane(tmp_path / "control-plane", zk_connect, kafka_broker.bootstrap) as running:
+        yield running
+
+
+@pytest.fixture
+def browser() -> Iterator[webdriver.Chrome]:
+    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
+        pytest.skip("Debian's chromium and chromium-driver are not installed")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                     "--disable-component-update", "--disable-sync", "--window-size=1280,1400"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER),
+                              options=options)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait(driver: webdriver.Chrome, condition: Callable[[webdriver.Chrome], object],
+         timeout: float = 30.0) -> object:
+    return WebDriverWait(driver, timeout, poll_frequency=0.2).until(condition)
+
+
+def sign_in(driver: webdriver.Chrome, stack: Stack, username: str) -> None:
+    driver.delete_all_cookies()
+    driver.get(f"{stack.url}/login/")
+    driver.find_element(By.NAME, "username").send_keys(username)
+    driver.find_element(By.NAME, "password").send_keys("pw")
+    driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    wait(driver, lambda d: "/login/" not in d.current_url)
+
+
+def fill(driver: webdriver.Chrome, form: str, **values: str) -> None:
+    for name, value in values.items():
+        field = driver.find_element(By.CSS_SELECTOR, f"{form} [name={name}]")
+        if field.tag_name == "select":
+            Select(field).select_by_value(value)
+        else:
+            field.clear()
+            field.send_keys(value)
+
+
+def text(driver: webdriver.Chrome, element_id: str) -> str:
+    return driver.find_element(By.ID, element_id).text
+
+
+def topic_is_served(bootstrap: str, name: str) -> bool:
+    topic = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=5).topics.get(name)
+    return topic is not None and topic.error is None and len(topic.partitions) == 1
+
+
+def test_live_lag_in_the_browser(stack: Stack, kafka_broker, browser: webdriver.Chrome) -> None:  # type: ignore[no-untyped-def]
+    bootstrap = kafka_broker.bootstrap
+    sign_in(browser, stack, "admin-acme")
+    browser.save_screenshot(str(SCREENSHOTS / "01-topics-empty.png"))
+
+    # one partition: a group's lag counts the partitions it has committed on, and a consumer
+    # reading half of two partitions may well have committed on only one of them
+    fill(browser, "#create-topic", name="orders", partitions="1", replication_factor="1",
+         retention_hours="24")
+    browser.find_element(By.CSS_SELECTOR, "#create-topic button").click()
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-topic="orders"]'))
+    browser.save_screenshot(str(SCREENSHOTS / "02-topic-created.png"))
+
+    browser.get(f"{stack.url}/t/acme/api-keys/")
+    fill(browser, "#create-account", name="orders-app")
+    browser.find_element(By.CSS_SELECTOR, "#create-account button").click()
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#create-key select"))
+    Select(browser.find_element(By.CSS_SELECTOR, "#create-key select")).select_by_value("orders-app")
+    browser.find_element(By.CSS_SELECTOR, "#create-key button").click()
+    secret = wait(browser, lambda d: d.find_elements(By.ID, "new-key-secret"))[0].text  # type: ignore[index]
+    assert len(secret) >= 40 and "SCRAM-SHA-512" in browser.page_source
+    browser.save_screenshot(str(SCREENSHOTS / "03-api-key-created.png"))
+
+    deadline = time.monotonic() + 30  # the Celery worker publishes the topic; the broker serves it
+    while not topic_is_served(bootstrap, "acme.orders"):
+        assert time.monotonic() < deadline, "topic not served\n" + stack.output()
+        time.sleep(0.3)
+    produce(bootstrap, "acme.orders", RECORDS, partitions=1)
+
+    consumed: list[int] = []
+    consumer_done = threading.Event()
+
+    def consume_half_slowly() -> None:
+        consumer = group_consumer(bootstrap, "acme.billing", "acme.orders")
+        try:
+            for _ in range(RECORDS // 2 // 10):  # 10 records every 0.6 s: lag visibly falls
+                consumed.append(consume(consumer, 10))
+                time.sleep(0.6)
+        finally:
+            consumer.close()  # stops halfway: the group empties, no commits follow
+            consumer_done.set()
+
+    threading.Thread(target=consume_half_slowly, daemon=True).start()
+
+    browser.get(f"{stack.url}/t/acme/consumer-groups/")
+    row = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-group="billing"] a'),
+               timeout=40)  # arrives over the WebSocket: the list page is never reloaded
+    browser.save_screenshot(str(SCREENSHOTS / "04-groups-live.png"))
+    row[0].click()  # type: ignore[index]
+    wait(browser, lambda d: text(d, "live") == "live")
+    browser.execute_script("window.notReloaded = true;")
+    first_lag = int(text(browser, "total-lag"))
+    first_points = browser.execute_script("return window.lagChart.data.datasets[0].data.length")
+    statuses = {text(browser, "status")}
+
+    def lag_changed(driver: webdriver.Chrome) -> bool:
+        statuses.add(text(driver, "status"))
+        return int(text(driver, "total-lag")) != first_lag
+
+    wait(browser, lag_changed)
+    assert "OK" in statuses, statuses
+    wait(browser, lambda d: d.execute_script(
+        "return window.lagChart.data.datasets[0].data.length") > first_points)
+    browser.save_screenshot(str(SCREENSHOTS / "05-group-consuming.png"))
+
+    assert consumer_done.wait(40) and sum(consumed) == RECORDS // 2
+    wait(browser, lambda d: text(d, "status") in ("STOP", "STALL", "ERR")
+         and d.find_elements(By.CSS_SELECTOR, "#partitions .status-STOP, #partitions .status-STALL"),
+         timeout=60)
+    assert int(text(browser, "total-lag")) == RECORDS // 2
+    assert browser.execute_script("return window.notReloaded === true")
+    assert "EMPTY" in text(browser, "state")
+    browser.save_screenshot(str(SCREENSHOTS / "06-group-stopped.png"))
+
+    sign_in(browser, stack, "admin-globex")
+    for path in ("/t/acme/consumer-groups/billing/", "/t/acme/topics/", "/t/acme/api-keys/"):
+        browser.get(stack.url + path)
+        assert "not found" in browser.title.lower() and "orders-app" not in browser.page_source
+    browser.get(f"{stack.url}/t/globex/consumer-groups/")
+    assert "billing" not in browser.page_source
+    browser.get(f"{stack.url}/t/globex/topics/")
+    assert "orders" not in browser.page_source
+    browser.save_screenshot(str(SCREENSHOTS / "07-other-tenant.png"))
