@@ -3,11 +3,13 @@
 Why one composition root: start-up and shutdown order matter and must be readable in one
 place.  Start: load (and recover) logs -> bind listeners (so a port clash fails before we
 register) -> ZooKeeper session (register, elect, read topics) -> serve.  Shutdown
-(SIGTERM): stop accepting -> let in-flight requests finish (parked fetches are woken) ->
-close logs cleanly (clean-shutdown marker) -> deregister.  Budget: well under 2 s.
+(SIGTERM): stop accepting -> stop coordinating groups (parked joins are answered) -> let
+in-flight requests finish (parked fetches are woken) -> close logs cleanly (clean-shutdown
+marker) -> deregister.  Budget: well under 2 s.
 
 It is also the :class:`~brokerd.coordination.zk.CoordinationEvents` sink: ZooKeeper changes
-land in the metadata cache and are reconciled into the partitions this broker leads.
+land in the metadata cache and are reconciled into the partitions this broker leads, and
+the group coordinator follows the leadership of ``__consumer_offsets`` partitions.
 
 Not thread-safe: the loop thread only (ZooKeeper threads post into it).
 """
@@ -111,15 +113,18 @@ class Broker:
             self._housekeeping.cancel()
         for listener in self.listeners:
             listener.stop_accepting()
+        # Unload the groups first: parked JoinGroup/SyncGroup requests are answered
+        # NOT_COORDINATOR at once (clients rediscover the coordinator), so the drain below
+        # never waits out a rebalance.
+        for load in self._group_loads:
+            load.cancel()
+        await self.groups.close()
         drains = [c.drain() for listener in self.listeners for c in listener.connections]
         if drains:
             await asyncio.wait([asyncio.ensure_future(d) for d in drains],
                                timeout=SHUTDOWN_GRACE_S)
         for listener in self.listeners:
             listener.close_connections()
-        for load in self._group_loads:
-            load.cancel()
-        await self.groups.close()
         if self._logs_loaded:
             # Only a completed load may be closed cleanly: the clean-shutdown marker would
             # otherwise exempt never-recovered partitions from recovery at the next start.
