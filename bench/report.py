@@ -89,7 +89,7 @@ def _row(cells: list[str], widths: list[int]) -> str:
 
 
 def _throughput_section(results: dict[str, Any]) -> list[str]:
-    widths = [16, 12, 9, 8, 8, 8, 8, 7, 7, 16, 21]
+    widths = [16, 11, 11, 8, 8, 8, 8, 7, 7, 16, 21]
     ceiling = results.get("ceiling", {})
     loopback = ceiling.get("loopback_tcp_mb_per_second")
     file_write = ceiling.get("file_write_mb_per_second")

@@ -42,6 +42,10 @@ CONSUMER_CONFIG: dict[str, Any] = {
     "fetch.max.bytes": 64 * 1024 * 1024,
     "max.partition.fetch.bytes": 32 * 1024 * 1024,
     "receive.message.max.bytes": 100 * 1024 * 1024,
+    # librdkafka stops prefetching once this many records wait locally (default 100,000,
+    # i.e. only 10 MB of 100-byte records, less than one 32 MiB fetch): with the default
+    # the consumer sat idle between fetches; 1,000,000 keeps a fetch always under way.
+    "queued.min.messages": 1_000_000,
     "queued.max.messages.kbytes": 1024 * 1024,
     "fetch.wait.max.ms": 100,
 }
