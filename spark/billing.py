@@ -1,0 +1,228 @@
+"""The monthly billing job: a month of ``__usage`` in, invoices and line items out.
+
+Usage (both forms run the same code; see docs/billing.md)::
+
+    spark-submit spark/billing.py --month 2026-10 --bootstrap HOST:PORT \\
+        --plans plans.json --out DIR [--master spark://HOST:7077] [--conf KEY=VALUE ...]
+    python spark/billing.py ...            # --master defaults to local[*]
+
+Steps: plan one Spark task per ``__usage`` partition (:mod:`spark.kafka_source`), reduce
+the month's records to per (tenant, day) facts in one pass (:mod:`spark.usage`), price
+each tenant's lines (:mod:`spark.pricing`) and write ``DIR/<month>/`` (:mod:`spark.output`):
+
+* ``invoices.{parquet,csv}``: month, tenant, plan, currency, period_start, period_end,
+  total — one row per tenant in the plans file, sorted by tenant.
+* ``invoice_lines.{parquet,csv}``: month, tenant, line, dimension, unit, usage, quantity,
+  free, billable, amount, currency — four lines per tenant, sorted by (tenant, line).
+* ``usage_daily.{parquet,csv}``: month, tenant, day and the raw daily counters, sorted
+  by (tenant, day), for the console's charts.
+
+Re-running a month over the same log writes byte-identical files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+if __package__ in (None, ""):
+    # Run as a script (spark-submit spark/billing.py): make the ``spark`` package importable.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark.kafka_source import SOURCE_NAME, KafkaRangeSource
+from spark.output import replace_directory, write_table
+from spark.plans import TenantPlan, load_plans, month_tier_rows
+from spark.pricing import (
+    DIMENSIONS,
+    price_lines,
+    quantity_column,
+    tiers_frame,
+)
+from spark.progress import StageProgress, say
+from spark.usage import FACT_COLUMNS, LOOKBACK_MS, USAGE_TOPIC, epoch_ms, month_bounds, usage_facts
+
+# Which usage fact each priced dimension counts.
+USAGE_COLUMN = {"data_in": "bytes_in", "data_out": "bytes_out", "storage": "byte_hours",
+                "partition_hours": "partition_hours"}
+
+MONEY = pa.decimal128(18, 2)
+QUANTITY = pa.decimal128(20, 6)
+INVOICE_SCHEMA = pa.schema([
+    ("month", pa.string()), ("tenant", pa.string()), ("plan", pa.string()),
+    ("currency", pa.string()), ("period_start", pa.string()), ("period_end", pa.string()),
+    ("total", MONEY)])
+LINE_SCHEMA = pa.schema([
+    ("month", pa.string()), ("tenant", pa.string()), ("line", pa.int32()),
+    ("dimension", pa.string()), ("unit", pa.string()), ("usage", pa.int64()),
+    ("quantity", QUANTITY), ("free", QUANTITY), ("billable", QUANTITY),
+    ("amount", MONEY), ("currency", pa.string())])
+DAILY_SCHEMA = pa.schema([("month", pa.string()), ("tenant", pa.string()),
+                          ("day", pa.string())]
+                         + [(name, pa.int64()) for name in FACT_COLUMNS])
+
+
+def read_usage(spark: SparkSession, bootstrap: str, month: str,
+               topic: str = USAGE_TOPIC) -> DataFrame:
+    """The raw records of ``month`` (plus the dedup lookback), one task per partition."""
+    start, end = month_bounds(month)
+    return spark.read.format(SOURCE_NAME).options(**{
+        "bootstrap.servers": bootstrap, "topic": topic,
+        "start_ms": str(epoch_ms(start)), "end_ms": str(epoch_ms(end)),
+        "lookback_ms": str(LOOKBACK_MS)}).load()
+
+
+def _line_quantities(totals: DataFrame) -> DataFrame:
+    """tenant, line, dimension, unit, usage, quantity: one row per tenant and dimension."""
+    per_dimension = [
+        totals.select("tenant", F.lit(number).alias("line"), F.lit(dimension).alias("dimension"),
+                      F.lit(unit).alias("unit"), F.col(USAGE_COLUMN[dimension]).alias("usage"),
+                      quantity_column(USAGE_COLUMN[dimension], unit_size).alias("quantity"))
+        for number, (dimension, (_, unit, unit_size)) in enumerate(DIMENSIONS.items(), 1)]
+    lines = per_dimension[0]
+    for more in per_dimension[1:]:
+        lines = lines.unionByName(more)
+    return lines
+
+
+def bill(spark: SparkSession, raw: DataFrame, month: str,
+         plans: dict[str, TenantPlan]) -> dict[str, list[tuple]]:
+    """Rows of each output table (sorted) for ``month`` from its raw usage records."""
+    start, end = month_bounds(month)
+    facts = usage_facts(raw).cache()
+    with StageProgress(spark.sparkContext):
+        fact_rows = facts.count()
+    say(f"{month}: usage of {fact_rows} tenant-days")
+    used = {row.tenant for row in facts.select("tenant").distinct().collect()}
+    unpriced = sorted(used - plans.keys())
+    if unpriced:
+        raise ValueError(f"tenants with usage but no plan: {', '.join(unpriced)}")
+
+    plan_tenants = spark.createDataFrame([(tenant,) for tenant in sorted(plans)], "tenant string")
+    sums = [F.sum(name).alias(name) for name in FACT_COLUMNS]
+    totals = plan_tenants.join(facts.groupBy("tenant").agg(*sums), "tenant", "left") \
+        .fillna(0, subset=list(FACT_COLUMNS))
+    quantities = _line_quantities(totals)
+    priced = price_lines(quantities.select("tenant", "dimension", "quantity"),
+                         tiers_frame(spark, month_tier_rows(plans, start, end)))
+    lines = quantities.join(priced.drop("quantity"), ["tenant", "dimension"]).select(
+        "tenant", "line", "dimension", "unit", "usage", "quantity", "free", "billable",
+        "amount").orderBy("tenant", "line").collect()
+
+    line_rows = [(month, row.tenant, row.line, row.dimension, row.unit, row.usage,
+                  row.quantity, row.free, row.billable, row.amount, plans[row.tenant].currency)
+                 for row in lines]
+    totals_by_tenant: dict[str, object] = {}
+    for row in lines:
+        totals_by_tenant[row.tenant] = totals_by_tenant.get(row.tenant, 0) + row.amount
+    invoice_rows = [(month, tenant, plans[tenant].plan, plans[tenant].currency,
+                     start.isoformat(), end.isoformat(), totals_by_tenant[tenant])
+                    for tenant in sorted(plans)]
+    daily_rows = [(month, row.tenant, row.day, *(row[name] for name in FACT_COLUMNS))
+                  for row in facts.orderBy("tenant", "day").collect()]
+    facts.unpersist()
+    return {"invoices": invoice_rows, "invoice_lines": line_rows, "usage_daily": daily_rows}
+
+
+def write_month(out_dir: Path, month: str, tables: dict[str, list[tuple]]) -> Path:
+    """Write the month's tables to ``out_dir/<month>/`` and return that directory."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{month}.", dir=out_dir))
+    schemas = {"invoices": INVOICE_SCHEMA, "invoice_lines": LINE_SCHEMA,
+               "usage_daily": DAILY_SCHEMA}
+    for name, rows in tables.items():
+        write_table(staging, name, schemas[name], rows)
+    target = out_dir / month
+    replace_directory(staging, target)
+    return target
+
+
+def run_billing(spark: SparkSession, month: str, bootstrap: str, plans: dict[str, TenantPlan],
+                out_dir: Path, topic: str = USAGE_TOPIC) -> Path:
+    """Bill ``month``: read, price, write. Returns ``out_dir/<month>``."""
+    spark.dataSource.register(KafkaRangeSource)
+    raw = read_usage(spark, bootstrap, month, topic)
+    say(f"{month}: reading {topic} with {raw.rdd.getNumPartitions()} tasks (one per partition)")
+    target = write_month(out_dir, month, bill(spark, raw, month, plans))
+    say(f"{month}: wrote {target}")
+    return target
+
+
+def ship_package(spark: SparkSession) -> None:
+    """Send the ``spark`` package to the executors (they unpickle the data source by
+    module name, and a cluster's workers do not have this checkout on their path)."""
+    package = Path(__file__).resolve().parent
+    archive = Path(tempfile.mkdtemp(prefix="billing-")) / "billing_job.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        for source in sorted(package.glob("*.py")):
+            bundle.write(source, f"spark/{source.name}")
+    spark.sparkContext.addPyFile(str(archive))
+
+
+def build_session(master: str | None, conf: Sequence[str]) -> SparkSession:
+    """A session with small default memory; ``--conf`` pairs override the defaults.
+
+    Under spark-submit (which exports ``PYSPARK_GATEWAY_PORT`` to the driver) the master
+    comes from spark-submit unless ``--master`` is given; a plain ``python`` run defaults
+    to ``local[*]``. Executors run this interpreter unless ``PYSPARK_PYTHON`` says
+    otherwise, so they have pyarrow and confluent-kafka.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName("kafkasaas-billing")
+    if master is not None:
+        builder = builder.master(master)
+    elif "PYSPARK_GATEWAY_PORT" not in os.environ:
+        builder = builder.master("local[*]")
+    settings = {"spark.driver.memory": "512m", "spark.executor.memory": "512m",
+                "spark.sql.session.timeZone": "UTC", "spark.ui.showConsoleProgress": "false",
+                "spark.sql.shuffle.partitions": "8"}
+    for pair in conf:
+        key, _, value = pair.partition("=")
+        settings[key] = value
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    ship_package(spark)
+    return spark
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Bill one UTC month of __usage.")
+    parser.add_argument("--month", required=True, help="YYYY-MM (UTC)")
+    parser.add_argument("--bootstrap", required=True, help="HOST:PORT of a broker")
+    parser.add_argument("--plans", required=True, type=Path, help="plans JSON file")
+    parser.add_argument("--out", required=True, type=Path, help="output root directory")
+    parser.add_argument("--master", help="Spark master (default: spark-submit's or local[*])")
+    parser.add_argument("--topic", default=USAGE_TOPIC)
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra Spark setting (repeatable)")
+    args = parser.parse_args(argv)
+    try:
+        month_bounds(args.month)
+    except ValueError:
+        parser.error(f"--month {args.month!r}: expected YYYY-MM")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    plans = load_plans(args.plans)
+    spark = build_session(args.master, args.conf)
+    try:
+        run_billing(spark, args.month, args.bootstrap, plans, args.out, args.topic)
+    finally:
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
