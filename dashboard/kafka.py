@@ -93,13 +93,17 @@ def describe_groups(admin: AdminClient, group_ids: Iterable[str]) -> dict[str, G
 
 def committed_offsets(admin: AdminClient, group_ids: Iterable[str]
                       ) -> dict[str, dict[TopicPartitionKey, int]]:
-    """Each group's committed offsets; partitions without a commit are left out."""
-    requests = [ConsumerGroupTopicPartitions(group_id) for group_id in group_ids]
-    if not requests:
-        return {}
+    """Each group's committed offsets; partitions without a commit are left out.
+
+    confluent-kafka takes one group per OffsetFetch call, so all calls are issued first and
+    their answers awaited after, which keeps them in flight together.
+    """
+    futures = {}
+    for group_id in group_ids:
+        futures.update(admin.list_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group_id)], request_timeout=_timeout()))
     committed: dict[str, dict[TopicPartitionKey, int]] = {}
-    for group_id, future in admin.list_consumer_group_offsets(
-            requests, request_timeout=_timeout()).items():
+    for group_id, future in futures.items():
         try:
             result = future.result(_timeout())
         except KafkaException:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -26,13 +27,13 @@ from .common import run_service, tenant_view
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    """Operators land on the tenants list, a tenant admin on its own tenant."""
-    if is_operator(request.user):
-        return redirect("dashboard:ops-tenants")
-    tenant = visible_tenants(request.user).first()
-    if tenant is None:
-        return render(request, "dashboard/no_tenant.html")
-    return redirect("dashboard:topics", slug=tenant.slug)
+    """The tenants this user may manage (a tenant admin: its own; an operator: all), with their
+    sizes and the way into each tenant's pages."""
+    tenants = visible_tenants(request.user).select_related("plan").annotate(
+        topic_count=Count("topics", distinct=True),
+        group_count=Count("group_lags", distinct=True)).order_by("slug")
+    return render(request, "dashboard/home.html",
+                  {"tenants": tenants, "operator": is_operator(request.user)})
 
 
 @tenant_view

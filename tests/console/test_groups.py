@@ -110,7 +110,7 @@ def session_communicator(client: Client, path: str) -> WebsocketCommunicator:
                                  headers=[(b"origin", b"http://localhost"), (b"cookie", cookie)])
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db  # the consumers' database calls run on this thread, inside the test's transaction
 def test_websocket_pushes_updates_to_the_tenants_viewers_only(acme: Tenant, globex: Tenant,
                                                               admin_client_for) -> None:  # type: ignore[no-untyped-def]
     store_tenant(acme, cluster(20), T0)

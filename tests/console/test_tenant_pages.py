@@ -19,10 +19,13 @@ def audited(action: str) -> bool:
     return AuditEvent.objects.filter(action=action).exists()
 
 
-def test_home_sends_a_tenant_admin_to_its_topics_and_an_operator_to_all_tenants(
-        acme: Tenant, admin_client_for: Callable[[Tenant], Client], operator_client: Client) -> None:
-    assert admin_client_for(acme).get("/").url == "/t/acme/topics/"
-    assert operator_client.get("/").url == "/ops/tenants/"
+def test_home_lists_a_tenant_admin_its_own_tenant_and_an_operator_all(
+        acme: Tenant, globex: Tenant, admin_client_for: Callable[[Tenant], Client],
+        operator_client: Client) -> None:
+    own = admin_client_for(acme).get("/").content.decode()
+    assert "/t/acme/topics/" in own and "Globex" not in own and "/t/globex/" not in own
+    every = operator_client.get("/").content.decode()
+    assert "/t/acme/topics/" in every and "/t/globex/topics/" in every
 
 
 def test_pages_need_a_signed_in_user(acme: Tenant) -> None:
