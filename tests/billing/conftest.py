@@ -3,15 +3,18 @@ the real-broker fixtures of the brokerd integration tests."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from pyspark.sql import SparkSession
 
 from spark.billing import build_session
+from tests.billing.october import RECORDS
+from tests.billing.usage_records import create_usage_topic, produce
+from tests.integration.brokerd.broker_process import BrokerProcess
 from tests.integration.brokerd.conftest import broker, start_broker
 
-__all__ = ["broker", "spark", "start_broker"]
+__all__ = ["broker", "spark", "start_broker", "usage_broker"]
 
 
 @pytest.fixture(scope="session")
@@ -20,3 +23,13 @@ def spark() -> Iterator[SparkSession]:
     session = build_session("local[2]", ["spark.sql.shuffle.partitions=2"])
     yield session
     session.stop()
+
+
+@pytest.fixture
+def usage_broker(start_broker: Callable[..., BrokerProcess]) -> BrokerProcess:
+    """A real broker whose 3-partition ``__usage`` holds the October scenario's records."""
+    broker = start_broker()
+    create_usage_topic(broker.bootstrap, partitions=3)
+    for partition, arrival, record in RECORDS:
+        produce(broker.bootstrap, [(arrival, record)], partition=partition)
+    return broker
