@@ -78,6 +78,7 @@ def render(results: dict[str, Any]) -> str:
              "= MB/s over the machine ceiling below", ""]
     lines += _throughput_section(results)
     lines += _latency_section(results.get("latency", {}))
+    lines += _rebalance_section(results.get("rebalance", {}))
     lines += _ceiling_section(results.get("ceiling", {}))
     lines += _storage_section(results.get("storage", {}))
     return "\n".join(lines)
@@ -126,6 +127,17 @@ def _latency_section(latency: dict[str, Any]) -> list[str]:
         f"max {consumer['max_ms']:.2f} ms over {consumer['records']:,} records; "
         f"broker CPU {producer['broker_cpu_share']:.2f}, "
         f"other CPU {producer['other_cpu_share']:.2f}", ""]
+
+
+def _rebalance_section(rebalance: dict[str, Any]) -> list[str]:
+    if "error" in rebalance:
+        return [f"group rebalance: FAILED: {rebalance['error']}", ""]
+    if not rebalance:
+        return []
+    return [
+        f"group rebalance (3 -> 4 members, heartbeat {rebalance['heartbeat_ms']} ms, "
+        f"{rebalance['rounds']} rounds): p50 {rebalance['p50_ms']:.0f} ms, "
+        f"max {rebalance['max_ms']:.0f} ms", ""]
 
 
 def _ceiling_section(ceiling: dict[str, Any]) -> list[str]:

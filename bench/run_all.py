@@ -4,6 +4,7 @@ Steps: start a private ZooKeeper and one broker process (:mod:`bench.cluster`); 
 1 KiB and 100 B records with confluent-kafka from a separate process, then consume them
 back from another (:mod:`bench.throughput_client`); measure end-to-end latency at a
 moderate fixed rate with a concurrent producer/consumer pair (:mod:`bench.latency_client`);
+time a consumer group's rebalance when a fourth member joins (:mod:`bench.rebalance`);
 measure this machine's loopback and file-write ceiling for the same volume
 (:mod:`bench.ceiling`); run the log-engine micro-benchmark (:mod:`bench.storage_append`).
 Prints a table and writes ``bench/results/latest.json``.
@@ -37,7 +38,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench import ceiling, storage_append  # noqa: E402
+from bench import ceiling, rebalance, storage_append  # noqa: E402
 from bench.cluster import Cluster  # noqa: E402
 from bench.latency_client import READY  # noqa: E402
 from bench.measure import machine_busy_seconds  # noqa: E402
@@ -62,12 +63,14 @@ class Plan:
     latency_rate: int = 2_000
     latency_seconds: float = 10.0
     storage_megabytes: int = 512
+    rebalance_rounds: int = 3
 
     def quick(self) -> Plan:
         """A tenth of the work: a smoke test of the harness, not a measurement."""
         return dataclasses.replace(
             self, records_1k=self.records_1k // 10, records_100=self.records_100 // 10,
-            latency_seconds=2.0, storage_megabytes=self.storage_megabytes // 10)
+            latency_seconds=2.0, storage_megabytes=self.storage_megabytes // 10,
+            rebalance_rounds=1)
 
 
 def run_client(module: str, args: list[str], timeout_s: float) -> dict[str, Any]:
@@ -180,6 +183,8 @@ def run_benchmark(plan: Plan) -> dict[str, Any]:
         results["throughput"] = throughput(cluster, plan, [
             ("1 KiB", 1024, plan.records_1k), ("100 B", 100, plan.records_100)])
         results["latency"] = guarded(lambda: latency(cluster, plan))
+        results["rebalance"] = guarded(
+            lambda: rebalance.run(cluster, rounds=plan.rebalance_rounds))
         produced_1k = results["throughput"]["produce 1 KiB"].get("records") or plan.records_1k
         results["ceiling"] = guarded(lambda: ceiling.measure(cluster.workdir, produced_1k * 1024))
         results["storage"] = guarded(
@@ -189,12 +194,13 @@ def run_benchmark(plan: Plan) -> dict[str, Any]:
     return results
 
 
-def run_profile(phase: str, plan: Plan, top: int = 30) -> str:
-    """Profile the broker during one throughput phase; return its hottest functions."""
+def run_profile(phase: str, plan: Plan, results_dir: Path = RESULTS_DIR, top: int = 30) -> str:
+    """Profile the broker during one throughput phase; return its hottest functions (also
+    written to ``results_dir/profile-<phase>.txt``, the raw profile beside it)."""
     size = 1024 if phase.endswith("1k") else 100
     count = plan.records_1k if size == 1024 else plan.records_100
-    profile_path = RESULTS_DIR / f"broker-{phase}.prof"
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    profile_path = results_dir / f"broker-{phase}.prof"
+    results_dir.mkdir(parents=True, exist_ok=True)
     cluster = Cluster.start(profile_to=profile_path)
     try:
         cluster.create_topics([f"bench-{size}"])
@@ -204,7 +210,7 @@ def run_profile(phase: str, plan: Plan, top: int = 30) -> str:
             figures.append(f"consume: {consume(cluster, f'bench-{size}', produced['records'], plan)}")
     finally:
         cluster.stop()
-    report_path = RESULTS_DIR / f"profile-{phase}.txt"
+    report_path = results_dir / f"profile-{phase}.txt"
     with open(report_path, "w") as out:
         out.write("\n".join(figures) + "\n\n")
         stats = pstats.Stats(str(profile_path), stream=out)

@@ -78,3 +78,10 @@ def test_limited_by_names_the_saturated_process_broker_first() -> None:
 def test_limited_by_blames_a_full_machine_then_waiting() -> None:
     assert limited_by(shares(0.5, 0.5, 0.9), cpus=2) == "all CPUs busy"
     assert limited_by(shares(0.5, 0.5, 0.2), cpus=2) == "no CPU (waits)"
+
+
+def test_rebalance_section_shows_median_and_maximum() -> None:
+    data = results()
+    data["rebalance"] = {"rounds": 3, "heartbeat_ms": 3000, "samples_ms": [1.0, 2.0, 3.0],
+                         "p50_ms": 1500.4, "max_ms": 2999.6}
+    assert "p50 1500 ms, max 3000 ms" in render(data)
