@@ -47,4 +47,5 @@ class ConsumerGroupViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Ten
         return ConsumerGroupSummarySerializer
 
     def tenant_queryset(self):  # type: ignore[no-untyped-def]
-        return ConsumerGroupLag.objects.filter(tenant=self.tenant).order_by("group")
+        groups = ConsumerGroupLag.objects.filter(tenant=self.tenant).order_by("group")
+        return groups if self.action == "retrieve" else groups.defer("lag")  # summaries: no JSON

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from tenants.models import Tenant
 
@@ -64,6 +64,7 @@ def store_tenant(tenant: Tenant, cluster: ClusterSnapshot, now: datetime) -> lis
     """Evaluate and store one tenant's groups and topics; returns the groups' new rows."""
     previous = {row.group: row for row in ConsumerGroupLag.objects.filter(tenant=tenant)}
     rows, samples = [], []
+    taken_at = connection.ops.adapt_datetimefield_value(now)  # as the ORM would store it
     for physical in sorted(set(cluster.committed) | set(cluster.groups)):
         slug, group = split_name(physical)
         if slug != tenant.slug:
@@ -81,10 +82,8 @@ def store_tenant(tenant: Tenant, cluster: ClusterSnapshot, now: datetime) -> lis
             members=_members(description, slug), lag=group_lag_to_json(state),
             status=state.status.name, total_lag=state.total_lag, max_lag=state.max_lag,
             time_lag_s=state.time_lag_s, updated_at=now))
-        samples += [LagSample(tenant=tenant, group=group, topic=p.topic, partition=p.partition,
-                              taken_at=now, committed=p.committed,
-                              high_watermark=p.high_watermark, lag=p.lag)
-                    for p in state.partitions]
+        samples += [(tenant.pk, group, p.topic, p.partition, taken_at, p.committed,
+                     p.high_watermark, p.lag) for p in state.partitions]
     with transaction.atomic():
         ConsumerGroupLag.objects.bulk_create(
             rows, update_conflicts=True, unique_fields=["tenant", "group"],
@@ -92,9 +91,21 @@ def store_tenant(tenant: Tenant, cluster: ClusterSnapshot, now: datetime) -> lis
                            "time_lag_s", "updated_at"])
         ConsumerGroupLag.objects.filter(tenant=tenant).exclude(
             group__in=[row.group for row in rows]).delete()
-        LagSample.objects.bulk_create(samples, batch_size=2000)
+        _insert_samples(samples)
         _store_throughput(tenant, cluster.bounds, now)
     return rows
+
+
+def _insert_samples(samples: list[tuple]) -> None:
+    """Append history rows with one ``executemany``: at 500 groups × 20 partitions per snapshot,
+    the ORM's per-object SQL compilation cost seconds, the insert itself milliseconds."""
+    table = LagSample._meta.db_table
+    columns = ["tenant_id", "group", "topic", "partition", "taken_at", "committed",
+               "high_watermark", "lag"]
+    with connection.cursor() as cursor:
+        quoted = ", ".join(connection.ops.quote_name(c) for c in columns)
+        cursor.executemany(f"INSERT INTO {table} ({quoted}) VALUES ({', '.join(['%s'] * 8)})",
+                           samples)
 
 
 def _store_throughput(tenant: Tenant, bounds: Bounds, now: datetime) -> None:

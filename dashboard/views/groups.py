@@ -28,7 +28,7 @@ def lag_history(tenant: Tenant, group: str) -> list[list[float]]:
 
 @tenant_view
 def group_list(request: HttpRequest, tenant: Tenant) -> HttpResponse:
-    rows = ConsumerGroupLag.objects.filter(tenant=tenant).order_by("group")
+    rows = ConsumerGroupLag.objects.filter(tenant=tenant).defer("lag").order_by("group")
     return render(request, "dashboard/groups.html",
                   {"tenant": tenant, "groups": [group_summary(row) for row in rows]})
 
