@@ -93,6 +93,10 @@ def topic_is_served(bootstrap: str, name: str) -> bool:
 def test_live_lag_in_the_browser(stack: Stack, kafka_broker, browser: webdriver.Chrome) -> None:  # type: ignore[no-untyped-def]
     bootstrap = kafka_broker.bootstrap
     sign_in(browser, stack, "admin-acme")
+    assert "Globex" not in browser.page_source
+    browser.save_screenshot(str(SCREENSHOTS / "00-home.png"))
+    browser.find_element(By.LINK_TEXT, "Topics").click()
+    wait(browser, lambda d: d.find_elements(By.ID, "create-topic"))
     browser.save_screenshot(str(SCREENSHOTS / "01-topics-empty.png"))
 
     # one partition: a group's lag counts the partitions it has committed on, and a consumer
