@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -10,6 +12,8 @@ from django.test import Client
 from quotas.models import Plan
 from tenants import services
 from tenants.models import Principal, Tenant
+from tests.integration.brokerd.broker_process import BrokerProcess
+from tests.support.services import free_port
 
 
 @pytest.fixture
@@ -63,22 +67,33 @@ def operator_client(operator) -> Client:  # type: ignore[no-untyped-def]
     return client
 
 
+@dataclass(frozen=True)
+class KafkaBroker:
+    """A running broker: PLAINTEXT for the operator (the control plane), SASL_PLAINTEXT for
+    tenants' API keys (SCRAM, tenant namespaces, ACLs)."""
+
+    process: BrokerProcess
+    bootstrap: str
+    sasl_bootstrap: str
+
+
 @pytest.fixture
-def kafka_broker(zk_connect: str, tmp_path, settings):  # type: ignore[no-untyped-def]
+def kafka_broker(zk_connect: str, tmp_path: Path, settings) -> Iterator[KafkaBroker]:  # type: ignore[no-untyped-def]
     """A real broker (``python -m brokerd serve``) on this test's ZooKeeper chroot; the control
     plane's admin client and ZooKeeper session point at it."""
     from tenants.zookeeper import close_all
-    from tests.integration.brokerd.broker_process import BrokerProcess
 
-    broker = BrokerProcess(zk_connect, tmp_path / "logs-1", 1,
-                           properties={"zookeeper.session.timeout.ms": "6000"})
+    sasl_port = free_port()
     (tmp_path / "logs-1").mkdir()
-    broker.start()
-    settings.OPERATOR_BOOTSTRAP_SERVERS = broker.bootstrap
+    process = BrokerProcess(zk_connect, tmp_path / "logs-1", 1,
+                            properties={"zookeeper.session.timeout.ms": "6000"},
+                            extra_listeners=(f"SASL_PLAINTEXT://127.0.0.1:{sasl_port}",))
+    process.start()
+    settings.OPERATOR_BOOTSTRAP_SERVERS = process.bootstrap
     settings.ZOOKEEPER_CONNECT = zk_connect
-    yield broker
+    yield KafkaBroker(process, process.bootstrap, f"127.0.0.1:{sasl_port}")
     close_all()
     try:
-        broker.stop(timeout=5)
+        process.stop(timeout=5)
     except Exception:
-        broker.kill()
+        process.kill()

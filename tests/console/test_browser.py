@@ -2,8 +2,11 @@
 produced by a real client, a consumer group consumes half and stops, and the group page shows
 lag, chart and status change live (no reload); another tenant's admin sees none of it.
 
-Clients use the PLAINTEXT operator listener (the test broker has no SASL listener configured);
-screenshots go to ``test-artifacts/screenshots/``.
+The producer and the consumer authenticate with the API key the console created (SCRAM-SHA-512
+over SASL_PLAINTEXT: the test broker has no TLS certificate) after the admin granted it ACLs
+in the console, so they name the topic and group without the tenant prefix; the control plane
+reads the cluster on the PLAINTEXT operator listener.  Screenshots go to
+``test-artifacts/screenshots/``.
 """
 
 from __future__ import annotations
@@ -15,11 +18,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import AdminClient
 
 from tests.support.services import REPO_ROOT
 
-from .kafka_helpers import consume, group_consumer, produce
+from .kafka_helpers import client_config, consume, group_consumer, produce, visible_topics
 from .stack import Stack, control_plane
 
 webdriver = pytest.importorskip("selenium.webdriver")
@@ -85,13 +87,21 @@ def text(driver: webdriver.Chrome, element_id: str) -> str:
     return driver.find_element(By.ID, element_id).text
 
 
-def topic_is_served(bootstrap: str, name: str) -> bool:
-    topic = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=5).topics.get(name)
-    return topic is not None and topic.error is None and len(topic.partitions) == 1
+def grant(driver: webdriver.Chrome, operation: str, resource_type: str, name: str) -> None:
+    fill(driver, "#grant-acl", principal="orders-app", operation=operation,
+         resource_type=resource_type, pattern_type="LITERAL", resource_name=name)
+    driver.find_element(By.CSS_SELECTOR, "#grant-acl button").click()
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".flash"))
+
+
+def eventually(condition: Callable[[], bool], message: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, message
+        time.sleep(0.3)
 
 
 def test_live_lag_in_the_browser(stack: Stack, kafka_broker, browser: webdriver.Chrome) -> None:  # type: ignore[no-untyped-def]
-    bootstrap = kafka_broker.bootstrap
     sign_in(browser, stack, "admin-acme")
     assert "Globex" not in browser.page_source
     browser.save_screenshot(str(SCREENSHOTS / "00-home.png"))
@@ -114,20 +124,27 @@ def test_live_lag_in_the_browser(stack: Stack, kafka_broker, browser: webdriver.
     Select(browser.find_element(By.CSS_SELECTOR, "#create-key select")).select_by_value("orders-app")
     browser.find_element(By.CSS_SELECTOR, "#create-key button").click()
     secret = wait(browser, lambda d: d.find_elements(By.ID, "new-key-secret"))[0].text  # type: ignore[index]
+    key = text(browser, "new-key-id")
     assert len(secret) >= 40 and "SCRAM-SHA-512" in browser.page_source
     browser.save_screenshot(str(SCREENSHOTS / "03-api-key-created.png"))
 
-    deadline = time.monotonic() + 30  # the Celery worker publishes the topic; the broker serves it
-    while not topic_is_served(bootstrap, "acme.orders"):
-        assert time.monotonic() < deadline, "topic not served\n" + stack.output()
-        time.sleep(0.3)
-    produce(bootstrap, "acme.orders", RECORDS, partitions=1)
+    browser.get(f"{stack.url}/t/acme/acls/")
+    for operation, resource_type, name in (("Write", "Topic", "orders"), ("Read", "Topic", "orders"),
+                                           ("Read", "Group", "billing")):
+        grant(browser, operation, resource_type, name)
+    browser.save_screenshot(str(SCREENSHOTS / "04-acls-granted.png"))
+
+    # the Celery worker publishes topic, key and ACLs to ZooKeeper; the broker picks them up
+    tenant_client = client_config(kafka_broker.sasl_bootstrap, key, secret)
+    eventually(lambda: "orders" in visible_topics(tenant_client),
+               "the key cannot see its topic\n" + stack.output())
+    produce(tenant_client, "orders", RECORDS, partitions=1)
 
     consumed: list[int] = []
     consumer_done = threading.Event()
 
     def consume_half_slowly() -> None:
-        consumer = group_consumer(bootstrap, "acme.billing", "acme.orders")
+        consumer = group_consumer(tenant_client, "billing", "orders")
         try:
             for _ in range(RECORDS // 2 // 10):  # 10 records every 0.6 s: lag visibly falls
                 consumed.append(consume(consumer, 10))
@@ -141,7 +158,7 @@ def test_live_lag_in_the_browser(stack: Stack, kafka_broker, browser: webdriver.
     browser.get(f"{stack.url}/t/acme/consumer-groups/")
     row = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-group="billing"] a'),
                timeout=40)  # arrives over the WebSocket: the list page is never reloaded
-    browser.save_screenshot(str(SCREENSHOTS / "04-groups-live.png"))
+    browser.save_screenshot(str(SCREENSHOTS / "05-groups-live.png"))
     row[0].click()  # type: ignore[index]
     wait(browser, lambda d: text(d, "live") == "live")
     browser.execute_script("window.notReloaded = true;")
@@ -157,7 +174,7 @@ def test_live_lag_in_the_browser(stack: Stack, kafka_broker, browser: webdriver.
     assert "OK" in statuses, statuses
     wait(browser, lambda d: d.execute_script(
         "return window.lagChart.data.datasets[0].data.length") > first_points)
-    browser.save_screenshot(str(SCREENSHOTS / "05-group-consuming.png"))
+    browser.save_screenshot(str(SCREENSHOTS / "06-group-consuming.png"))
 
     assert consumer_done.wait(40) and sum(consumed) == RECORDS // 2
     wait(browser, lambda d: text(d, "status") in ("STOP", "STALL", "ERR")
@@ -166,7 +183,7 @@ def test_live_lag_in_the_browser(stack: Stack, kafka_broker, browser: webdriver.
     assert int(text(browser, "total-lag")) == RECORDS // 2
     assert browser.execute_script("return window.notReloaded === true")
     assert "EMPTY" in text(browser, "state")
-    browser.save_screenshot(str(SCREENSHOTS / "06-group-stopped.png"))
+    browser.save_screenshot(str(SCREENSHOTS / "07-group-stopped.png"))
 
     sign_in(browser, stack, "admin-globex")
     for path in ("/t/acme/consumer-groups/billing/", "/t/acme/topics/", "/t/acme/api-keys/"):
@@ -176,4 +193,4 @@ def test_live_lag_in_the_browser(stack: Stack, kafka_broker, browser: webdriver.
     assert "billing" not in browser.page_source
     browser.get(f"{stack.url}/t/globex/topics/")
     assert "orders" not in browser.page_source
-    browser.save_screenshot(str(SCREENSHOTS / "07-other-tenant.png"))
+    browser.save_screenshot(str(SCREENSHOTS / "08-other-tenant.png"))

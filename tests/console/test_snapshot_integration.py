@@ -10,7 +10,7 @@ from dashboard.models import ConsumerGroupLag, TopicThroughput
 from dashboard.offsets import ResetRequest
 from tenants.models import Tenant
 
-from .kafka_helpers import consume, create_topic, group_consumer, produce
+from .kafka_helpers import client_config, consume, create_topic, group_consumer, produce
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -18,8 +18,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 def test_snapshot_and_reset_of_a_real_group(kafka_broker, acme: Tenant, globex: Tenant) -> None:  # type: ignore[no-untyped-def]
     bootstrap = kafka_broker.bootstrap
     create_topic(bootstrap, "acme.orders", 2)
-    produce(bootstrap, "acme.orders", 100, 2)
-    consumer = group_consumer(bootstrap, "acme.billing", "acme.orders")
+    produce(client_config(bootstrap), "acme.orders", 100, 2)
+    consumer = group_consumer(client_config(bootstrap), "acme.billing", "acme.orders")
     try:
         assert consume(consumer, 60) == 60
         snapshots.snapshot_all()
