@@ -55,13 +55,16 @@ def _private_redis_url() -> str:
 
 
 @contextmanager
-def control_plane(workdir: Path, zk_connect: str, bootstrap: str) -> Iterator[Stack]:
+def control_plane(workdir: Path, zk_connect: str, operator_bootstrap: str,
+                  client_bootstrap: str) -> Iterator[Stack]:
+    """The control plane reads the cluster on ``operator_bootstrap`` and shows tenants
+    ``client_bootstrap`` in their client settings."""
     redis_url = _private_redis_url()
     redis.Redis.from_url(redis_url).flushdb()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "service.settings.dev",
            "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}", "KAFKASAAS_VAR_DIR": str(workdir),
            "REDIS_URL": redis_url, "ZOOKEEPER_CONNECT": zk_connect,
-           "BOOTSTRAP_SERVERS": bootstrap, "OPERATOR_BOOTSTRAP_SERVERS": bootstrap,
+           "BOOTSTRAP_SERVERS": client_bootstrap, "OPERATOR_BOOTSTRAP_SERVERS": operator_bootstrap,
            "DEFAULT_REPLICATION_FACTOR": "1", "LAG_SNAPSHOT_INTERVAL_S": "1",
            "ALLOWED_HOSTS": "127.0.0.1,localhost", "LOG_LEVEL": "WARNING"}
     manage = [sys.executable, str(REPO_ROOT / "manage.py")]

@@ -37,7 +37,8 @@ RECORDS = 200
 
 @pytest.fixture
 def stack(kafka_broker, zk_connect: str, tmp_path: Path) -> Iterator[Stack]:  # type: ignore[no-untyped-def]
-    with control_plane(tmp_path / "control-plane", zk_connect, kafka_broker.bootstrap) as running:
+    with control_plane(tmp_path / "control-plane", zk_connect, kafka_broker.bootstrap,
+                       kafka_broker.sasl_bootstrap) as running:
         yield running
 
 
@@ -126,6 +127,7 @@ def test_live_lag_in_the_browser(stack: Stack, kafka_broker, browser: webdriver.
     secret = wait(browser, lambda d: d.find_elements(By.ID, "new-key-secret"))[0].text  # type: ignore[index]
     key = text(browser, "new-key-id")
     assert len(secret) >= 40 and "SCRAM-SHA-512" in browser.page_source
+    assert f'"bootstrap.servers": "{kafka_broker.sasl_bootstrap}"' in browser.page_source
     browser.save_screenshot(str(SCREENSHOTS / "03-api-key-created.png"))
 
     browser.get(f"{stack.url}/t/acme/acls/")
