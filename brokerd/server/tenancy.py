@@ -106,6 +106,10 @@ class ApiNames:
     gates: tuple[Gate, ...] = ()
     topic_ids: tuple[tuple[Path, AclOperation], ...] = ()
     policy: Policy | None = None  # extra checks run after mapping (e.g. partition limits)
+    # Denied entries of this request list (same path in the response) never reach the
+    # handler, which would act on them even under a sentinel name (OffsetCommit stores
+    # offsets of any topic); ``answer(entry)`` is their response entry, errors then set.
+    withheld: tuple[Path, Callable[[Body], Body]] | None = None
 
 
 class Guard:
@@ -120,6 +124,7 @@ class Guard:
         self.resources = resources
         self._authorizer = authorizer
         self._denied: dict[str, tuple[str | None, ErrorCode]] = {}
+        self._withheld: list[Body] = []
 
     def allowed(self, operation: AclOperation, resource: ResourceType, name: str) -> bool:
         return self._authorizer.authorize(self.principal, operation, resource, name, self.host)
@@ -154,7 +159,16 @@ class Guard:
                 return denial
         if self.spec.policy is not None:
             self.spec.policy(self, body, version)
+        if self.spec.withheld is not None:
+            path, answer = self.spec.withheld
+            for entries in _lists(body, path):
+                self._withheld.extend(answer(e) for e in entries if self._is_denied(e))
+                entries[:] = [entry for entry in entries if not self._is_denied(entry)]
         return None
+
+    def _is_denied(self, entry: Any) -> bool:
+        return isinstance(entry, dict) and any(
+            isinstance(value, str) and value in self._denied for value in entry.values())
 
     def deny(self, holder: Any, slot: Any, error: ErrorCode,
              client_name: str | None = None) -> None:
@@ -174,6 +188,9 @@ class Guard:
 
     def restore(self, response: Body) -> None:
         """Map ``response`` back to the tenant's view, in place."""
+        if self.spec.withheld is not None and self._withheld:
+            for entries in _lists(response, self.spec.withheld[0]):
+                entries.extend(self._withheld)
         for names in self.spec.response:
             self._restore_names(response, names)
 

@@ -59,12 +59,14 @@ def _every_produce_partition(body: Body, error: ErrorCode) -> Body:
         for topic in body["topic_data"]]}
 
 
+def _commit_answer(topic: Body, error: ErrorCode = ErrorCode.NONE) -> Body:
+    return {"name": topic["name"], "partitions": [
+        {"partition_index": p["partition_index"], "error_code": int(error)}
+        for p in topic["partitions"]]}
+
+
 def _every_commit_partition(body: Body, error: ErrorCode) -> Body:
-    return {"topics": [
-        {"name": topic["name"], "partitions": [
-            {"partition_index": p["partition_index"], "error_code": int(error)}
-            for p in topic["partitions"]]}
-        for topic in body["topics"]]}
+    return {"topics": [_commit_answer(topic, error) for topic in body["topics"]]}
 
 
 # ---- policies: a tenant's partition allowance (``max_partitions`` of its plan) ------------
@@ -216,7 +218,8 @@ TENANCY_TABLE: dict[int, ApiNames] = {
     ApiKey.OFFSET_COMMIT: ApiNames(
         request=(_GROUP_ID, Names(("topics", "name"), Rt.TOPIC, Op.READ, TOPIC_DENIED)),
         response=(_RESPONSE_TOPICS,),
-        gates=(_group_gate(Op.READ, _every_commit_partition),)),
+        gates=(_group_gate(Op.READ, _every_commit_partition),),
+        withheld=(("topics",), _commit_answer)),
     ApiKey.OFFSET_FETCH: ApiNames(
         request=(_GROUP_ID,
                  Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),

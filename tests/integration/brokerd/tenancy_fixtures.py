@@ -62,6 +62,9 @@ def grant_tenant_admin(zk: KazooClient, api_key: ApiKey, tenant: str) -> None:
     """Everything on the tenant's own topics, groups and transactional ids."""
     for resource_type in ("Topic", "Group", "TransactionalId"):
         grant(zk, api_key.principal, resource_type, f"{tenant}.", ("All",))
+    # The broker learns ACLs through ZooKeeper watches (milliseconds); tests that act at
+    # once with a client library, which treats an authorization error as final, wait here.
+    time.sleep(WATCH_PROPAGATION_S)
 
 
 def wait_for(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05
@@ -76,6 +79,9 @@ def wait_for(condition: Callable[[], Any], timeout: float = 10.0, interval: floa
         time.sleep(interval)
 
 
+WATCH_PROPAGATION_S = 0.3
+# Admin requests wait up to their own timeout_ms (15 s in these tests) for new leaders.
+WIRE_TIMEOUT_S = 20.0
 CERTS_SCRIPT = REPO_ROOT / "scripts" / "certs.sh"
 
 
@@ -87,6 +93,13 @@ class SecureBroker:
     sasl_port: int
     sasl_ssl_port: int | None
     ca_file: Path | None
+
+    def stop(self) -> None:
+        """SIGTERM, or SIGKILL when a loaded machine makes the graceful stop too slow."""
+        try:
+            self.process.stop(timeout=15)
+        except Exception:
+            self.process.kill()
 
     @property
     def sasl_bootstrap(self) -> str:
@@ -115,14 +128,25 @@ def start_secure_broker(zk_connect: str, directory: Path, *, tls_dir: Path | Non
                         tls_dir / "ca.pem" if tls_dir is not None else None)
 
 
-def login(port: int, api_key: ApiKey) -> WireClient:
-    """A wire-level client authenticated with SASL/PLAIN as ``api_key``."""
-    client = WireClient(port)
+def try_login(port: int, api_key: ApiKey) -> tuple[WireClient, dict[str, Any]]:
+    """One SASL/PLAIN login as ``api_key``: the client and the SaslAuthenticate answer."""
+    client = WireClient(port, timeout=WIRE_TIMEOUT_S)
     assert client.request(Api.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})["error_code"] == 0
     token = b"\0" + api_key.key.encode() + b"\0" + api_key.secret.encode()
-    answer = client.request(Api.SASL_AUTHENTICATE, 2, {"auth_bytes": token})
-    assert answer["error_code"] == 0, answer
-    return client
+    return client, client.request(Api.SASL_AUTHENTICATE, 2, {"auth_bytes": token})
+
+
+def login(port: int, api_key: ApiKey, timeout: float = 5.0) -> WireClient:
+    """A wire-level client authenticated as ``api_key``, retrying while the broker's
+    credential watch has not yet delivered a key the test has just written."""
+    deadline = time.monotonic() + timeout
+    while True:
+        client, answer = try_login(port, api_key)
+        if answer["error_code"] == 0:
+            return client
+        client.close()
+        assert time.monotonic() < deadline, answer
+        time.sleep(0.05)
 
 
 def confluent_auth(broker: SecureBroker, api_key: ApiKey) -> dict[str, str]:

@@ -81,8 +81,8 @@ def test_oversized_garbage_truncated_and_unsupported_frames_close_only_their_con
 
 def test_corrupt_batch_gets_corrupt_message_and_is_not_stored(
         small_broker: BrokerProcess) -> None:
-    client = WireClient(small_broker.port)
-    assert client.request(ApiKey.CREATE_TOPICS, 7, {"timeout_ms": 5000, "topics": [
+    client = WireClient(small_broker.port, timeout=20)
+    assert client.request(ApiKey.CREATE_TOPICS, 7, {"timeout_ms": 15000, "topics": [
         {"name": "t", "num_partitions": 1, "replication_factor": 1}]})["topics"][0][
             "error_code"] == 0
     batch = bytearray(build_batch([(None, b"payload", [], 1_700_000_000_000)]))

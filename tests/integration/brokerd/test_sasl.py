@@ -19,6 +19,7 @@ from tests.integration.brokerd.tenancy_fixtures import (
     add_api_key,
     delete_api_key,
     grant_tenant_admin,
+    login,
     set_tenant,
     start_secure_broker,
     wait_for,
@@ -29,7 +30,7 @@ from tests.integration.brokerd.tenancy_fixtures import (
 def secure(zk_connect: str, zk: KazooClient, tmp_path: Path) -> SecureBroker:
     broker = start_secure_broker(zk_connect, tmp_path)
     yield broker
-    broker.process.stop(timeout=5)
+    broker.stop()
 
 
 def _plain_login(client: WireClient, username: str, password: str) -> dict:
@@ -161,3 +162,26 @@ def test_scram_sha_256_with_kafka_python_and_unknown_mechanism(secure: SecureBro
     metadata = producer.send("audit", b"x").get(timeout=10)
     producer.close()
     assert metadata.offset == 0
+
+
+def test_handshake_v0_then_a_raw_plain_token(secure: SecureBroker, zk: KazooClient) -> None:
+    import struct
+
+    from tests.integration.brokerd.broker_process import recv_exactly
+
+    key = add_api_key(zk, "acme", "legacy")
+    login(secure.sasl_port, key).close()  # the broker knows the key now
+    client = WireClient(secure.sasl_port)
+    assert client.request(Api.SASL_HANDSHAKE, 0, {"mechanism": "PLAIN"})["error_code"] == 0
+    token = b"\0" + key.key.encode() + b"\0" + key.secret.encode()
+    client.sock.sendall(struct.pack(">i", len(token)) + token)  # no request header at all
+    (size,) = struct.unpack(">i", recv_exactly(client.sock, 4))
+    assert size == 0  # PLAIN's empty server token: authenticated
+    assert client.request(Api.METADATA, 9, {"topics": None})["topics"] == []
+    client.close()
+    wrong = WireClient(secure.sasl_port)
+    assert wrong.request(Api.SASL_HANDSHAKE, 0, {"mechanism": "PLAIN"})["error_code"] == 0
+    bad = b"\0" + key.key.encode() + b"\0nope"
+    wrong.sock.sendall(struct.pack(">i", len(bad)) + bad)
+    assert _closed(wrong.sock)
+    wrong.close()

@@ -32,7 +32,7 @@ def tls_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def secure(zk_connect: str, tmp_path: Path, tls_dir: Path) -> Iterator[SecureBroker]:
     broker = start_secure_broker(zk_connect, tmp_path, tls_dir=tls_dir)
     yield broker
-    broker.process.stop(timeout=5)
+    broker.stop()
 
 
 def test_confluent_scram_sha_512_over_sasl_ssl(secure: SecureBroker, zk: KazooClient) -> None:

@@ -31,11 +31,11 @@ from tests.integration.brokerd.tenancy_fixtures import (
 def secure(zk_connect: str, tmp_path: Path) -> Iterator[SecureBroker]:
     broker = start_secure_broker(zk_connect, tmp_path)
     yield broker
-    broker.process.stop(timeout=5)
+    broker.stop()
 
 
 def _create(client: WireClient, name: str, partitions: int = 1) -> dict:
-    return client.request(Api.CREATE_TOPICS, 7, {"timeout_ms": 5000, "topics": [
+    return client.request(Api.CREATE_TOPICS, 7, {"timeout_ms": 15000, "topics": [
         {"name": name, "num_partitions": partitions, "replication_factor": 1}]})["topics"][0]
 
 
@@ -96,7 +96,7 @@ def test_topic_creation_stops_at_the_plans_partition_allowance(secure: SecureBro
     client = login(secure.sasl_port, admin)
     assert _create(client, "big", partitions=4)["error_code"] == 0
     assert _create(client, "huge", partitions=2)["error_code"] == ErrorCode.POLICY_VIOLATION
-    grown = client.request(Api.CREATE_PARTITIONS, 3, {"timeout_ms": 5000, "topics": [
+    grown = client.request(Api.CREATE_PARTITIONS, 3, {"timeout_ms": 15000, "topics": [
         {"name": "big", "count": 6, "assignments": None}]})["results"][0]
     assert grown["name"] == "big" and grown["error_code"] == ErrorCode.POLICY_VIOLATION
     assert _create(client, "small", partitions=1)["error_code"] == 0

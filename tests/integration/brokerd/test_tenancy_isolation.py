@@ -44,7 +44,7 @@ UNTOUCHED = {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID,
 def secure(zk_connect: str, tmp_path: Path) -> Iterator[SecureBroker]:
     broker = start_secure_broker(zk_connect, tmp_path, **{"num.partitions": "2"})
     yield broker
-    broker.process.stop(timeout=5)
+    broker.stop()
 
 
 def _tenant(zk: KazooClient, slug: str) -> ApiKey:
@@ -171,7 +171,7 @@ def test_tenant_a_cannot_see_or_touch_tenant_b(secure: SecureBroker, zk: KazooCl
     before = _b_state(secure, b_key)
     assert before[0] == B_MESSAGES and before[2] == 7
     a = login(secure.sasl_port, a_key)
-    created = a.request(Api.CREATE_TOPICS, 7, {"timeout_ms": 5000, "topics": [
+    created = a.request(Api.CREATE_TOPICS, 7, {"timeout_ms": 15000, "topics": [
         {"name": "payments", "num_partitions": 1, "replication_factor": 1}]})
     assert created["topics"][0]["error_code"] == 0  # both tenants may own "payments"
     b_topic_id = _b_topic_id(zk)
@@ -192,7 +192,7 @@ def test_kcat_lists_only_the_tenants_topics(secure: SecureBroker, zk: KazooClien
     a_key, b_key = _tenant(zk, "acme"), _tenant(zk, "globex")
     for key, topic in ((a_key, "orders"), (b_key, "payments"), (b_key, "orders")):
         client = login(secure.sasl_port, key)
-        assert client.request(Api.CREATE_TOPICS, 7, {"timeout_ms": 5000, "topics": [
+        assert client.request(Api.CREATE_TOPICS, 7, {"timeout_ms": 15000, "topics": [
             {"name": topic, "num_partitions": 1, "replication_factor": 1}]})[
                 "topics"][0]["error_code"] == 0
         client.close()

@@ -184,3 +184,20 @@ def test_operator_namespace_is_the_identity() -> None:
     response = {"topics": [{"name": "__consumer_offsets", "error_code": 0}]}
     guard.restore(response)
     assert response["topics"][0]["name"] == "__consumer_offsets"
+
+
+def test_offset_commit_withholds_denied_topics_from_the_handler() -> None:
+    guard = _guard(ApiKey.OFFSET_COMMIT, _acl("Read", "Group", "acme.g", "literal"),
+                   _acl("Read", name="acme.mine", pattern="literal"))
+    body = {"group_id": "g", "topics": [
+        {"name": "mine", "partitions": [{"partition_index": 0, "committed_offset": 5}]},
+        {"name": "theirs", "partitions": [{"partition_index": 3, "committed_offset": 9}]}]}
+    assert guard.admit(body, 8) is None
+    assert [t["name"] for t in body["topics"]] == ["acme.mine"]  # all the handler sees
+    response = {"topics": [{"name": "acme.mine", "partitions": [
+        {"partition_index": 0, "error_code": 0}]}]}
+    guard.restore(response)
+    assert response["topics"] == [
+        {"name": "mine", "partitions": [{"partition_index": 0, "error_code": 0}]},
+        {"name": "theirs", "partitions": [
+            {"partition_index": 3, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}]}]
