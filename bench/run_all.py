@@ -30,6 +30,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -113,11 +114,11 @@ def throughput(cluster: Cluster, plan: Plan, sizes: list[tuple[str, int, int]]
     results: dict[str, dict[str, Any]] = {}
     for label, size, count in sizes:
         topic = f"bench-{size}"
-        produced = guarded(lambda: produce(cluster, topic, size, count, plan))  # noqa: B023
+        produced = guarded(partial(produce, cluster, topic, size, count, plan))
         results[f"produce {label}"] = produced
         if produced.get("records"):
             results[f"consume {label}"] = guarded(
-                lambda: consume(cluster, topic, produced["records"], plan))  # noqa: B023
+                partial(consume, cluster, topic, produced["records"], plan))
     return results
 
 
