@@ -14,12 +14,17 @@ from .kafka import KafkaRequestFailed
 log = logging.getLogger(__name__)
 
 
+def snapshot_lock_name() -> str:
+    """One lock per deployment, named after its task queue (test runs each have their own)."""
+    return f"{settings.CELERY_TASK_DEFAULT_QUEUE}:lag-snapshot"
+
+
 @shared_task(ignore_result=True)
 def snapshot_consumer_lag() -> None:
     """Take one snapshot unless another is still running (a slow snapshot must not pile up
     behind itself: the next beat simply finds the lock taken and skips)."""
     lock = redis.Redis.from_url(settings.REDIS_URL).lock(
-        "kafkasaas:lag-snapshot", timeout=max(60.0, 10 * settings.LAG_SNAPSHOT_INTERVAL_S),
+        snapshot_lock_name(), timeout=max(60.0, 10 * settings.LAG_SNAPSHOT_INTERVAL_S),
         blocking=False)
     if not lock.acquire():
         return

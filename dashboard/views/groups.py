@@ -42,25 +42,22 @@ def group_page(request: HttpRequest, tenant: Tenant, group: str) -> HttpResponse
 
 @tenant_view
 def group_reset(request: HttpRequest, tenant: Tenant, group: str) -> HttpResponse:
-    """Preview (button ``preview``) or apply (button ``apply``) an offset reset."""
+    """Preview (button ``preview``, swapped in by htmx) or apply (button ``apply``) a reset."""
     row = get_object_or_404(ConsumerGroupLag, tenant=tenant, group=group)
     topics = sorted({p["topic"] for p in row.lag.get("partitions", [])}
                     | set(tenant.topics.values_list("name", flat=True)))
     form = ResetOffsetsForm(request.POST or None, topics=topics)
     preview = None
     if request.method == "POST" and form.is_valid():
-        action = services.reset_offsets if "apply" in request.POST else services.preview_reset
-        args = (request.user,) if "apply" in request.POST else ()
         try:
-            planned = action(*args, tenant, group, form.to_request())
+            if "apply" in request.POST:
+                planned = services.reset_offsets(request.user, tenant, group, form.to_request())
+                messages.success(request, f"Offsets of {len(planned)} partition(s) reset.")
+                return redirect("dashboard:group", slug=tenant.slug, group=group)
+            preview = services.preview_reset(tenant, group, form.to_request())
         except ValidationError as exc:
             form.add_error(None, exc.messages)
         except KafkaRequestFailed as exc:
             form.add_error(None, f"The brokers did not answer: {exc}")
-        else:
-            if "apply" in request.POST:
-                messages.success(request, f"Offsets of {len(planned)} partition(s) reset.")
-                return redirect("dashboard:group", slug=tenant.slug, group=group)
-            preview = planned
     return render(request, "dashboard/group_reset.html",
                   {"tenant": tenant, "group": detail_payload(row), "form": form, "preview": preview})
