@@ -44,6 +44,7 @@ _LOG_DEFAULT_KEYS: dict[str, tuple[str, int]] = {
     "unclean.leader.election.enable": ("unclean.leader.election.enable", 1),
     "log.cleaner.delete.retention.ms": ("delete.retention.ms", 1),
     "log.cleaner.min.compaction.lag.ms": ("min.compaction.lag.ms", 1),
+    "log.cleaner.min.cleanable.ratio": ("min.cleanable.dirty.ratio", 1),
 }
 # When several broker keys map to one topic key, Kafka lets the finest unit win.
 _UNIT_PRECEDENCE = ("log.retention.ms", "log.retention.minutes", "log.retention.hours",
@@ -110,6 +111,9 @@ class BrokerConfig:
     ssl_keystore_location: Path | None = None
     max_connections_per_ip: int = 2_147_483_647
     connections_max_idle_ms: int = 600_000
+    # Compaction: Kafka's log.cleaner.enable and log.cleaner.backoff.ms (idle sleep).
+    log_cleaner_enable: bool = True
+    log_cleaner_backoff_ms: int = 15_000
 
     @property
     def advertised(self) -> tuple[Endpoint, ...]:
@@ -213,6 +217,8 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         socket_request_max_bytes=_as_int(props, "socket.request.max.bytes", 104_857_600),
         zookeeper_session_timeout_ms=_as_int(props, "zookeeper.session.timeout.ms", 18_000),
         fetch_transfer=fetch_transfer,
+        log_cleaner_enable=_as_bool(props, "log.cleaner.enable", True),
+        log_cleaner_backoff_ms=_as_int(props, "log.cleaner.backoff.ms", 15_000),
         offsets_topic_num_partitions=_as_int(props, "offsets.topic.num.partitions", 50),
         offsets_topic_replication_factor=_as_int(props, "offsets.topic.replication.factor", 1),
         group_initial_rebalance_delay_ms=_as_int(props, "group.initial.rebalance.delay.ms",

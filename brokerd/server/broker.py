@@ -32,6 +32,7 @@ from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import Partition
 from brokerd.server.auth import SecurityState
 from brokerd.server.listener import Listener
+from brokerd.server.log_cleaning import CleanerLoop
 from brokerd.server.metadata_cache import MetadataCache
 from brokerd.server.metrics import BrokerProbe
 from brokerd.server.producer_ids import ProducerIdAllocator
@@ -66,6 +67,7 @@ class Broker:
         self._group_loads: set[asyncio.Task[None]] = set()
         self.shutting_down = asyncio.Event()
         self._housekeeping: asyncio.Task[None] | None = None
+        self._cleaner: CleanerLoop | None = None
         self._logs_loaded = False
 
     # ---- lifecycle -------------------------------------------------------------------
@@ -93,6 +95,9 @@ class Broker:
         for listener in self.listeners:
             await listener.start_serving()
         self._housekeeping = loop.create_task(self._housekeep())
+        if self.config.log_cleaner_enable:
+            self._cleaner = CleanerLoop(self.log_manager, self.config.log_cleaner_backoff_ms / 1000)
+            self._cleaner.start()
         log.info("broker %d serving on %s", self.config.broker_id,
                  ", ".join(endpoint.url for endpoint in self.config.listeners))
 
@@ -125,6 +130,8 @@ class Broker:
                                timeout=SHUTDOWN_GRACE_S)
         for listener in self.listeners:
             listener.close_connections()
+        if self._cleaner is not None:
+            await self._cleaner.stop()  # no cleaning build may write after the logs close
         if self._logs_loaded:
             # Only a completed load may be closed cleanly: the clean-shutdown marker would
             # otherwise exempt never-recovered partitions from recovery at the next start.
