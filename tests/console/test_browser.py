@@ -187,6 +187,18 @@ def test_live_lag_in_the_browser(stack: Stack, kafka_broker, browser: webdriver.
     assert "EMPTY" in text(browser, "state")
     browser.save_screenshot(str(SCREENSHOTS / "07-group-stopped.png"))
 
+    browser.find_element(By.LINK_TEXT, "Reset offsets…").click()
+    fill(browser, "#reset-form", strategy="earliest")
+    browser.execute_script("window.notReloaded = true;")
+    browser.find_element(By.CSS_SELECTOR, "#reset-form button[name=preview]").click()
+    preview = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#preview td"))
+    assert [cell.text for cell in preview] == ["orders", "0", "100", "0", "200"]  # type: ignore[attr-defined]
+    assert browser.execute_script("return window.notReloaded === true")  # htmx swapped it in
+    browser.save_screenshot(str(SCREENSHOTS / "08-reset-preview.png"))
+    browser.find_element(By.CSS_SELECTOR, "#reset-form button[name=apply]").click()
+    wait(browser, lambda d: "reset" in d.find_element(By.CSS_SELECTOR, ".flash").text)
+    wait(browser, lambda d: text(d, "total-lag") == str(RECORDS))  # the next snapshot, live
+
     sign_in(browser, stack, "admin-globex")
     for path in ("/t/acme/consumer-groups/billing/", "/t/acme/topics/", "/t/acme/api-keys/"):
         browser.get(stack.url + path)
@@ -195,4 +207,4 @@ def test_live_lag_in_the_browser(stack: Stack, kafka_broker, browser: webdriver.
     assert "billing" not in browser.page_source
     browser.get(f"{stack.url}/t/globex/topics/")
     assert "orders" not in browser.page_source
-    browser.save_screenshot(str(SCREENSHOTS / "08-other-tenant.png"))
+    browser.save_screenshot(str(SCREENSHOTS / "09-other-tenant.png"))
