@@ -160,9 +160,22 @@ def _drive_group_apis(a: WireClient, group: str) -> None:
     removed = a.request(Api.OFFSET_DELETE, 0, {"group_id": group, "topics": [
         {"name": "payments", "partitions": [{"partition_index": 0}]}]})
     assert removed["error_code"] != ErrorCode.NONE or set(_errors(removed)) != {0}
-    heartbeat = a.request(Api.HEARTBEAT, 4, {"group_id": group, "generation_id": 1,
-                                             "member_id": "intruder"})
-    assert heartbeat["error_code"] != ErrorCode.NONE
+    for api, version, body in [
+        (Api.HEARTBEAT, 4, {"group_id": group, "generation_id": 1, "member_id": "intruder"}),
+        (Api.SYNC_GROUP, 5, {"group_id": group, "generation_id": 1, "member_id": "intruder",
+                             "assignments": []}),
+        (Api.LEAVE_GROUP, 5, {"group_id": group, "members": [{"member_id": "intruder"}]}),
+    ]:
+        assert set(_errors(a.request(api, version, body))) - {0}, api  # some error
+    coordinator = a.request(Api.FIND_COORDINATOR, 4, {"key_type": 0,
+                                                      "coordinator_keys": [group]})
+    assert [c["key"] for c in coordinator["coordinators"]] == [group]
+    # A commit under B's group name lands in A's own group (acme.<name>), never in B's.
+    committed = a.request(Api.OFFSET_COMMIT, 8, {
+        "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+        "topics": [{"name": "payments", "partitions": [
+            {"partition_index": 0, "committed_offset": 0}]}]})
+    assert [t["name"] for t in committed["topics"]] == ["payments"]
 
 
 def test_tenant_a_cannot_see_or_touch_tenant_b(secure: SecureBroker, zk: KazooClient) -> None:
@@ -182,8 +195,15 @@ def test_tenant_a_cannot_see_or_touch_tenant_b(secure: SecureBroker, zk: KazooCl
     listing = a.request(Api.METADATA, 12, {"topics": None})
     assert [t["name"] for t in listing["topics"]] == ["payments"]
     assert listing["topics"][0]["topic_id"] != b_topic_id
-    groups = a.request(Api.LIST_GROUPS, 4, {})["groups"]
-    assert all(not g["group_id"].startswith("globex") for g in groups)
+    # Only A's own groups: the ones its commits above created under B's names (stored as
+    # acme.billing and acme.globex.billing), never B's globex.billing.
+    listed = {g["group_id"] for g in a.request(Api.LIST_GROUPS, 4, {})["groups"]}
+    assert listed <= set(GROUP_GUESSES)
+    operator = WireClient(secure.process.port)
+    everything = {g["group_id"] for g in operator.request(Api.LIST_GROUPS, 4, {})["groups"]}
+    operator.close()
+    assert "globex.billing" in everything  # B's group exists, and A was not shown it:
+    assert {f"acme.{name}" for name in listed} <= everything
     a.close()
     assert _b_state(secure, b_key) == before
 
