@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -22,6 +22,8 @@ from tenants.models import Acl, ApiKey, ClientId, Principal, Tenant, Topic
 from ..clients import client_settings
 from ..forms import AclForm, ApiKeyForm, ClientIdForm, ServiceAccountForm, TopicForm
 from ..models import TopicThroughput
+from ..quota_levels import KEYS, Effective, effective_quotas
+from ..templatetags.console import rate
 from .common import run_service, tenant_view
 
 
@@ -156,14 +158,36 @@ def client_id_delete(request: HttpRequest, tenant: Tenant, pk: int) -> HttpRespo
     return redirect("dashboard:client-ids", slug=tenant.slug)
 
 
+def _display(key: str, effective: Effective) -> str:
+    if effective.value is None:
+        return "unlimited"
+    if key == "request_percentage":
+        return f"{float(effective.value):g} %"
+    return rate(int(effective.value))
+
+
 @tenant_view
 def quotas(request: HttpRequest, tenant: Tenant) -> HttpResponse:
-    """What the control plane knows: the plan's defaults and the tenant's overrides.
+    """What the control plane knows: the plan's defaults, the overrides, and per principal and
+    client id the quota each key resolves to and the level it comes from (Kafka's precedence).
 
-    The effective quota per connection and current usage live in the brokers; until they
-    report them, this page shows the configured levels only.
+    The quota a broker enforces per connection and current usage live in the brokers; until
+    they report them, this page shows the configuration only.
     """
     overrides = QuotaOverride.objects.filter(tenant=tenant).select_related(
         "principal__tenant").order_by("entity_path")
-    return render(request, "dashboard/quotas.html",
-                  {"tenant": tenant, "plan": tenant.plan, "overrides": overrides})
+    applicable = QuotaOverride.objects.filter(Q(tenant=tenant) | Q(tenant__isnull=True)
+                                              ).select_related("principal__tenant")
+    configured = {(o.user, o.client_id or None): o.config() for o in applicable}
+    client_ids = [None, *ClientId.objects.filter(tenant=tenant).order_by("client_id")
+                  .values_list("client_id", flat=True)]
+    effective = []
+    for principal in tenant.principals.filter(kind=Principal.SERVICE_ACCOUNT).order_by("name"):
+        for client_id in client_ids:
+            resolved = effective_quotas(configured, principal.kafka_user, client_id,
+                                        tenant.plan.quota_config())
+            effective.append({"principal": principal.name, "client_id": client_id,
+                              "quotas": [(_display(key, resolved[key]), resolved[key].level)
+                                         for key in KEYS]})
+    return render(request, "dashboard/quotas.html", {
+        "tenant": tenant, "plan": tenant.plan, "overrides": overrides, "effective": effective})

@@ -113,9 +113,16 @@ def test_quotas_show_the_plan_defaults_and_overrides(acme: Tenant, admin_client_
     client = admin_client_for(acme)
     app = services.create_principal(None, acme, name="app")
     set_quota(None, tenant=acme, principal=app, producer_byte_rate=5 * 1024)
+    services.register_client_id(None, acme, client_id="batch")
+    set_quota(None, tenant=acme, principal=app, client_id="batch", consumer_byte_rate=3 * 1024)
     page = client.get("/t/acme/quotas/").content.decode()
     assert "1 MiB/s" in page and "2 MiB/s" in page  # the plan's produce / consume defaults
     assert "users/acme.app" in page and "5 KiB/s" in page
+    effective = page.split('id="effective"')[1].split("</table>")[0]
+    rows = effective.split("<tr>")[2:]
+    assert "batch" in rows[1] and "3 KiB/s <small>users/acme.app/clients/batch" in rows[1]
+    assert "5 KiB/s <small>users/acme.app<" in rows[0]  # any other client id: the user level
+    assert "2 MiB/s <small>plan" in rows[0] and "unlimited" in rows[0]
 
 
 def test_another_tenants_admin_gets_404_everywhere(acme: Tenant, globex: Tenant,  # type: ignore[no-untyped-def]
