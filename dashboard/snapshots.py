@@ -69,12 +69,15 @@ def store_tenant(tenant: Tenant, cluster: ClusterSnapshot, now: datetime) -> lis
         slug, group = split_name(physical)
         if slug != tenant.slug:
             continue
+        prior = previous.get(group)
+        if physical not in cluster.committed and prior is not None:
+            rows.append(prior)  # its offsets could not be read this time: keep what we know
+            continue
         committed = cluster.committed.get(physical, {})
         observed = [PartitionOffsets(split_name(t)[1], p, offset, *cluster.bounds[(t, p)])
                     for (t, p), offset in committed.items()
                     if split_name(t)[0] == slug and (t, p) in cluster.bounds]
         description = cluster.groups.get(physical)
-        prior = previous.get(group)
         state = evaluate_group(group_lag_from_json(prior.lag) if prior and prior.lag else None,
                                observed, bool(description and description.active), now.timestamp())
         rows.append(ConsumerGroupLag(

@@ -54,6 +54,16 @@ def test_store_keeps_only_the_tenants_own_groups_without_prefixes(billing: Consu
 
 
 @pytest.mark.django_db
+def test_a_group_whose_offsets_could_not_be_read_keeps_its_row(billing: ConsumerGroupLag,
+                                                               acme: Tenant) -> None:
+    read = cluster(40, high_watermark0=130)
+    unreadable = ClusterSnapshot(read.groups, {}, read.bounds)
+    store_tenant(acme, unreadable, T0 + timedelta(seconds=10))
+    kept = ConsumerGroupLag.objects.get(tenant=acme, group="billing")
+    assert kept.total_lag == 90 and kept.lag == billing.lag and kept.updated_at == billing.updated_at
+
+
+@pytest.mark.django_db
 def test_a_group_gone_from_the_cluster_loses_its_row(billing: ConsumerGroupLag, acme: Tenant) -> None:
     store_tenant(acme, ClusterSnapshot({}, {}, {}), T0 + timedelta(seconds=10))
     assert not ConsumerGroupLag.objects.filter(tenant=acme).exists()
