@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 from kazoo.exceptions import KazooException
+from kazoo.handlers.threading import KazooTimeoutError
 
 from tenants import services
 from tenants.models import Tenant
@@ -48,6 +49,6 @@ def tenant_status(request: HttpRequest, slug: str) -> HttpResponse:
 def brokers(request: HttpRequest) -> HttpResponse:
     try:
         view, error = read_cluster(client()), ""
-    except KazooException as exc:
+    except (KazooException, KazooTimeoutError) as exc:  # the latter: could not connect at all
         view, error = None, f"ZooKeeper is unreachable: {exc}"
     return render(request, "dashboard/ops_brokers.html", {"cluster": view, "error": error})

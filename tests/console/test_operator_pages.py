@@ -67,3 +67,17 @@ def test_cluster_summary_rules() -> None:
     assert brokers[2].is_controller and brokers[2].partitions_led == 1
     assert not brokers[3].up  # named in an assignment, not registered
     assert view.under_replicated == ["t-1"] and view.offline == ["t-2"] and view.partitions == 3
+
+
+def test_brokers_page_says_when_zookeeper_is_unreachable(operator_client: Client, settings,  # type: ignore[no-untyped-def]
+                                                         monkeypatch) -> None:
+    from kazoo.handlers.threading import KazooTimeoutError
+
+    from dashboard.views import operator
+
+    def unreachable() -> None:
+        raise KazooTimeoutError("Connection time-out")
+
+    monkeypatch.setattr(operator, "client", unreachable)
+    page = operator_client.get("/ops/brokers/")
+    assert page.status_code == 200 and "ZooKeeper is unreachable" in page.content.decode()
