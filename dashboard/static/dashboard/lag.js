@@ -71,6 +71,7 @@
       if (message.members.length === 0) {
         cell(members.insertRow(), "No members: the group is not consuming.").colSpan = 4;
       }
+      if (message.partitions.length === 0) return; // no commit yet: no lag to plot
       chart.data.labels.push(timeLabel(message.updated_at));
       chart.data.datasets[0].data.push(message.total_lag);
       if (chart.data.labels.length > MAX_POINTS) {
