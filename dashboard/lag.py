@@ -95,7 +95,7 @@ class GroupLag:
 
     ``progress`` is the recent history of (timestamp, sum of committed offsets), from which the
     consumption rate (records/s) is measured; ``time_lag_s`` is None when the group has lag but
-    is not consuming (it would never catch up at the current rate).
+    is not consuming (no members, or no progress over the rate horizon).
     """
 
     partitions: tuple[PartitionLag, ...]
@@ -214,7 +214,8 @@ def evaluate_group(previous: GroupLag | None, observed: Sequence[PartitionOffset
     return GroupLag(
         partitions=tuple(partitions), status=group_status(p.status for p in partitions),
         total_lag=total_lag, max_lag=max((p.lag for p in partitions), default=0), rate=rate,
-        time_lag_s=time_lag_seconds(total_lag, rate), progress=progress)
+        # a group without members consumes nothing, whatever it consumed a minute ago
+        time_lag_s=time_lag_seconds(total_lag, rate if group_active else 0.0), progress=progress)
 
 
 def preview_lag(partitions: Sequence[PartitionLag], targets: dict[tuple[str, int], int]

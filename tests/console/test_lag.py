@@ -122,9 +122,17 @@ def test_a_consumer_that_goes_away_turns_from_ok_to_stop() -> None:
     state = evaluate_group(state, offsets(50), group_active=False, now=35.0)
     assert state.partitions[0].status is Status.STOP  # silent 20 s > the window's 15 s span
     assert state.status is Status.ERR
-    assert state.time_lag_s == pytest.approx(50 / (50 / 35))  # still within the rate horizon
-    state = evaluate_group(state, offsets(50), group_active=False, now=100.0)
-    assert state.time_lag_s is None  # lag, but nothing consumed over the last minute
+    assert state.time_lag_s is None  # no members: not catching up, whatever the recent rate
+    assert state.rate == pytest.approx(50 / 35)
+
+
+def test_a_live_group_that_consumed_nothing_for_a_minute_is_not_catching_up() -> None:
+    state = evaluate_group(None, offsets(10), group_active=True, now=0.0)
+    state = evaluate_group(state, offsets(30), group_active=True, now=10.0)
+    assert state.time_lag_s == pytest.approx(70 / 2)
+    for now in (50.0, 100.0):
+        state = evaluate_group(state, offsets(30), group_active=True, now=now)
+    assert state.rate == 0.0 and state.time_lag_s is None
 
 
 def test_a_live_consumer_that_stops_moving_stalls() -> None:
