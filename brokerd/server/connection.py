@@ -212,7 +212,7 @@ class Connection(asyncio.BufferedProtocol):
                     await self._writer.write(response)
                 self.last_active = time.monotonic()
                 if self._close_after_response is not None:
-                    self._close_gracefully(self._close_after_response)
+                    self.close(self._close_after_response, flush=True)
                     return
             except ProtocolError as exc:
                 self.close(f"malformed request: {exc}")
@@ -254,21 +254,16 @@ class Connection(asyncio.BufferedProtocol):
         SASL_AUTHENTICATION_FAILED: the client must read the error before the socket goes)."""
         self._close_after_response = reason
 
-    def _close_gracefully(self, reason: str) -> None:
+    def close(self, reason: str, *, flush: bool = False) -> None:
+        """Close this connection only, logging why and naming the peer.  ``flush``: send
+        what is already written first (``transport.close``) instead of dropping it."""
         if self.closed:
             return
         log.warning("closing connection from %s on %s: %s", self.peer, self.listener_name,
                     reason)
         self.closed = True
         if self.transport is not None:
-            self.transport.close()  # unlike abort(), sends what is buffered first
-
-    def close(self, reason: str) -> None:
-        """Close this connection only, logging why and naming the peer."""
-        if self.closed:
-            return
-        log.warning("closing connection from %s on %s: %s", self.peer, self.listener_name,
-                    reason)
-        self.closed = True
-        if self.transport is not None:
-            self.transport.abort()
+            if flush:
+                self.transport.close()
+            else:
+                self.transport.abort()
