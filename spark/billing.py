@@ -183,7 +183,9 @@ def build_session(master: str | None, conf: Sequence[str]) -> SparkSession:
         builder = builder.master("local[*]")
     settings = {"spark.driver.memory": "512m", "spark.executor.memory": "512m",
                 "spark.sql.session.timeZone": "UTC", "spark.ui.showConsoleProgress": "false",
-                "spark.sql.shuffle.partitions": "8"}
+                "spark.sql.shuffle.partitions": "8",
+                # Parse each usage record once (see spark.usage._checked).
+                "spark.sql.optimizer.enableJsonExpressionOptimization": "false"}
     for pair in conf:
         key, _, value = pair.partition("=")
         settings[key] = value

@@ -12,11 +12,11 @@ usage facts, with no I/O of its own:
   never lost. Consecutive months share their boundary offset, so the months partition
   the log: each record falls in exactly one month, whatever its window says.
 * **Deduplication.** A record is identified by ``(broker_id, window_start, sequence)``
-  and a re-send carries identical content. Only a key's first occurrence (earliest
-  arrival, then partition, then offset) counts. The job also reads a short *lookback*
-  before the month (``LOOKBACK_MS``); a key first seen there was billed last month, so
-  a retry straddling the month boundary is not billed twice. Likewise a storage hour
-  (tenant, topic, partition, hour) is billed in the month it was first reported.
+  and a re-send carries identical content, so all copies count once. The job also reads
+  a short *lookback* before the month (``LOOKBACK_MS``): a key with a copy there was
+  billed last month (its first copy arrived then), so a retry straddling the month
+  boundary is not billed twice. Likewise a storage hour (tenant, topic, partition, hour)
+  is billed in the month it was first reported.
 * **Whole hours.** Each reported storage hour counts as one partition-hour (a partition
   that existed for part of an hour is billed the whole hour), and its stored bytes are
   the largest sample reported for that hour (several brokers may report the same hour
@@ -26,6 +26,7 @@ usage facts, with no I/O of its own:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from pyspark.sql import Column, DataFrame
@@ -73,6 +74,7 @@ USAGE_VALUE_SCHEMA = StructType([
     StructField("storage", ArrayType(STORAGE_SCHEMA)),
 ])
 
+TRAFFIC_COUNTERS = ("bytes_in", "bytes_out", "produce_requests", "fetch_requests")
 # Columns of the per (tenant, day) facts; every one is a non-negative count.
 FACT_COLUMNS = ("bytes_in", "bytes_out", "produce_requests", "fetch_requests",
                 "byte_hours", "partition_hours")
@@ -95,7 +97,10 @@ def _checked(value: Column, where: Column) -> Column:
     """The parsed record, or a job failure naming the record when it is not version 1.
 
     Billing must not silently drop usage, so an unreadable record stops the job; the
-    operator fixes the producer or the job, never the invoice.
+    operator fixes the producer or the job, never the invoice. (This check reads several
+    fields of ``value``; the session must set
+    ``spark.sql.optimizer.enableJsonExpressionOptimization=false``, as
+    :func:`spark.billing.build_session` does, or Spark parses the JSON once per field.)
     """
     bad = (value.isNull() | (value["version"] != SCHEMA_VERSION)
            | value["broker_id"].isNull() | value["window_start"].isNull()
@@ -112,57 +117,77 @@ def usage_facts(raw: DataFrame) -> DataFrame:
     per (tenant, day) with :data:`FACT_COLUMNS` (all longs): traffic by the day of its
     usage window, storage by the day of its hour; ``byte_hours`` is the sum over billed
     (partition, hour) of the hour's stored bytes times one hour.
+
+    One linear pipeline, one scan of the source and three hash aggregations (no sort):
+
+    1. every record is exploded into *items* (its traffic entries and storage samples);
+    2. items are grouped by record key and position: duplicates of a record collapse
+       into one item (``max`` of each counter: equal copies by contract, and still a
+       deterministic choice if a producer broke it), flagged ``lookback`` if any copy
+       arrived before the month — then the first copy did, and last month billed it;
+    3. storage items are grouped by (tenant, topic, partition, hour): largest sample,
+       flagged if reported in the lookback; traffic items not flagged are summed;
+    4. everything billable is summed per (tenant, day).
     """
     where = F.concat(F.lit("partition "), F.col("partition").cast("string"),
                      F.lit(" offset "), F.col("offset").cast("string"))
     parsed = raw.select(
-        F.col("partition"), F.col("offset"), F.col("timestamp_ms"), F.col("lookback"),
+        F.col("lookback"),
         _checked(F.from_json(F.col("value").cast("string"), USAGE_VALUE_SCHEMA), where)
         .alias("record"))
-    first = parsed.groupBy(
-        F.col("record.broker_id"), F.col("record.window_start"), F.col("record.sequence"),
-    ).agg(F.min_by(
-        F.struct("lookback", "record"),
-        F.struct("timestamp_ms", "partition", "offset"),
-    ).alias("first"))
-    records = first.select(F.col("first.lookback").alias("lookback"),
-                           F.col("first.record").alias("record"))
-    return _traffic_by_day(records).unionByName(_storage_by_day(records)) \
-        .groupBy("tenant", "day").agg(*[F.sum(name).alias(name) for name in FACT_COLUMNS])
+    items = parsed.select(
+        "lookback", "record.broker_id", "record.window_start", "record.sequence",
+        "record.tenant", F.posexplode(F.concat(
+            F.transform("record.traffic", _traffic_item(F.col("record.window_start"))),
+            F.transform("record.storage", _storage_item))).alias("position", "item"))
+    counters = (*TRAFFIC_COUNTERS, "stored_bytes")
+    distinct_items = items.groupBy(
+        "broker_id", "window_start", "sequence", "position", "tenant", "item.kind",
+        "item.day", "item.topic", "item.partition", "item.hour_start",
+    ).agg(F.bool_or("lookback").alias("lookback"),
+          *[F.max(f"item.{name}").alias(name) for name in counters])
+    is_storage = F.col("kind") == "storage"
+    hours_and_traffic = distinct_items.where(is_storage | ~F.col("lookback")).groupBy(
+        "tenant", "kind", "day", "topic", "partition", "hour_start",
+    ).agg(F.bool_or("lookback").alias("billed_before"),
+          F.max("stored_bytes").alias("stored_bytes"),
+          *[F.sum(name).alias(name) for name in TRAFFIC_COUNTERS])
+    billed = hours_and_traffic.where(~F.col("billed_before"))
+    zero = F.lit(0).cast("long")
+    return billed.groupBy("tenant", "day").agg(
+        *[F.sum(name).cast("long").alias(name) for name in TRAFFIC_COUNTERS],
+        F.sum(F.when(is_storage, F.col("stored_bytes")).otherwise(zero)).cast("long")
+        .alias("byte_hours"),
+        F.count(F.when(is_storage, F.lit(1))).cast("long").alias("partition_hours"))
 
 
 def _day_of(epoch_millis: Column) -> Column:
     return F.date_format(F.timestamp_millis(epoch_millis), "yyyy-MM-dd")
 
 
-def _traffic_by_day(records: DataFrame) -> DataFrame:
-    traffic = records.where(~F.col("lookback")).select(
-        F.col("record.tenant").alias("tenant"),
-        _day_of(F.col("record.window_start")).alias("day"),
-        F.explode(F.col("record.traffic")).alias("t"))
-    zero = F.lit(0).cast("long")
-    return traffic.groupBy("tenant", "day").agg(
-        F.sum(F.coalesce(F.col("t.bytes_in"), zero)).alias("bytes_in"),
-        F.sum(F.coalesce(F.col("t.bytes_out"), zero)).alias("bytes_out"),
-        F.sum(F.coalesce(F.col("t.produce_requests"), zero)).alias("produce_requests"),
-        F.sum(F.coalesce(F.col("t.fetch_requests"), zero)).alias("fetch_requests"),
-        zero.alias("byte_hours"),
-        zero.alias("partition_hours"))
+def _traffic_item(window_start: Column) -> Callable[[Column], Column]:
+    """A traffic entry as an item, dated by its record's usage window."""
+    def item(entry: Column) -> Column:
+        return _item("traffic", _day_of(window_start), entry["topic"],
+                     F.lit(None).cast("int"), F.lit(None).cast("long"),
+                     [entry[name] for name in TRAFFIC_COUNTERS], F.lit(0).cast("long"))
+    return item
 
 
-def _storage_by_day(records: DataFrame) -> DataFrame:
-    samples = records.select(
-        F.col("lookback"), F.col("record.tenant").alias("tenant"),
-        F.explode(F.col("record.storage")).alias("s"))
-    hours = samples.groupBy(
-        "tenant", F.col("s.topic").alias("topic"), F.col("s.partition").alias("partition"),
-        F.col("s.hour_start").alias("hour_start"),
-    ).agg(F.max("s.stored_bytes").alias("stored_bytes"),
-          F.bool_or("lookback").alias("billed_before"))
+def _storage_item(sample: Column) -> Column:
+    """A storage sample as an item, dated by its hour."""
+    return _item("storage", _day_of(sample["hour_start"]), sample["topic"],
+                 sample["partition"], sample["hour_start"],
+                 [F.lit(0).cast("long")] * len(TRAFFIC_COUNTERS), sample["stored_bytes"])
+
+
+def _item(kind: str, day: Column, topic: Column, partition: Column, hour_start: Column,
+          traffic: list[Column], stored_bytes: Column) -> Column:
+    """The common item struct; absent counters are 0 so sums and maxima need no nulls."""
     zero = F.lit(0).cast("long")
-    return hours.where(~F.col("billed_before")).groupBy(
-        "tenant", _day_of(F.col("hour_start")).alias("day"),
-    ).agg(zero.alias("bytes_in"), zero.alias("bytes_out"),
-          zero.alias("produce_requests"), zero.alias("fetch_requests"),
-          F.sum(F.coalesce(F.col("stored_bytes"), zero)).alias("byte_hours"),
-          F.count(F.lit(1)).cast("long").alias("partition_hours"))
+    return F.struct(
+        F.lit(kind).alias("kind"), day.alias("day"), topic.alias("topic"),
+        partition.alias("partition"), hour_start.alias("hour_start"),
+        *[F.coalesce(value, zero).alias(name)
+          for name, value in zip(TRAFFIC_COUNTERS, traffic, strict=True)],
+        F.coalesce(stored_bytes, zero).alias("stored_bytes"))
