@@ -94,11 +94,12 @@ def sync_topic(zk: KazooClient, physical_name: str) -> list[str]:
         return changes
     changes = []
     assignment = _place(topic, zk)
+    # Configs first, as Kafka does: a broker that sees the topic creates its logs with them.
+    if put_config(zk, config_path, {k: str(v) for k, v in topic.configs.items()}):
+        changes.append(f"wrote /config/{config_path}")
     if read(zk, topic_path) is None:
         put(zk, topic_path, znodes.topic_payload(topic.topic_id, assignment))
         changes.append(f"wrote {topic_path}")
-    if put_config(zk, config_path, {k: str(v) for k, v in topic.configs.items()}):
-        changes.append(f"wrote /config/{config_path}")
     return changes
 
 
