@@ -17,7 +17,7 @@ from tenants.api.views import TenantOwnedViewSet
 from tenants.models import Principal
 
 from . import services
-from .models import QuotaOverride
+from .models import Invoice, InvoiceLine, QuotaOverride
 
 LIMITS = ["producer_byte_rate", "consumer_byte_rate", "request_percentage"]
 
@@ -84,3 +84,28 @@ class ClusterQuotaViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, view
     def destroy(self, request: Request, pk: str) -> Response:
         call_service(services.delete_quota, request.user, self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class InvoiceLineSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = InvoiceLine
+        fields = ["line", "dimension", "unit", "usage", "quantity", "free", "billable", "amount"]
+
+
+class InvoiceSerializer(serializers.ModelSerializer):
+    lines = InvoiceLineSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Invoice
+        fields = ["month", "plan", "currency", "period_start", "period_end", "total", "lines"]
+
+
+class InvoiceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantOwnedViewSet):
+    """A tenant's invoices, newest first, as the monthly billing job computed them."""
+
+    serializer_class = InvoiceSerializer
+    lookup_field = "month"
+    lookup_value_regex = r"\d{4}-\d{2}"
+
+    def tenant_queryset(self):  # type: ignore[no-untyped-def]
+        return self.tenant.invoices.prefetch_related("lines").order_by("-month")

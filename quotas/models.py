@@ -82,3 +82,9 @@ class QuotaOverride(models.Model):
 
     def config(self) -> dict[str, str]:
         return quota_config(self.producer_byte_rate, self.consumer_byte_rate, self.request_percentage)
+
+
+# Billing results live in their own module; importing them here registers the models.
+from .invoices import Invoice, InvoiceLine, UsageDay  # noqa: E402
+
+__all__ = ["DEFAULT_ENTITY", "Invoice", "InvoiceLine", "Plan", "QuotaOverride", "UsageDay", "quota_config"]

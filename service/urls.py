@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from dashboard.api import ConsumerGroupViewSet
-from quotas.api import ClusterQuotaViewSet, TenantQuotaViewSet
+from quotas.api import ClusterQuotaViewSet, InvoiceViewSet, TenantQuotaViewSet
 from tenants.api import views
 
 router = SimpleRouter()
@@ -20,6 +20,7 @@ tenant_router.register("client-ids", views.ClientIdViewSet, basename="client-id"
 tenant_router.register("topics", views.TopicViewSet, basename="topic")
 tenant_router.register("quotas", TenantQuotaViewSet, basename="tenant-quota")
 tenant_router.register("acls", views.AclViewSet, basename="acl")
+tenant_router.register("invoices", InvoiceViewSet, basename="invoice")
 tenant_router.register("consumer-groups", ConsumerGroupViewSet, basename="consumer-group")
 
 urlpatterns = [

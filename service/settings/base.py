@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 VAR_DIR = Path(os.environ.get("KAFKASAAS_VAR_DIR", BASE_DIR / "var"))
@@ -138,6 +139,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE = {
+    # 02:00 UTC on the 1st: the month has closed (late usage goes to the next invoice)
+    "monthly-billing": {"task": "quotas.tasks.bill_previous_month",
+                        "schedule": crontab(minute=0, hour=2, day_of_month=1)},
     # a snapshot older than one period is stale: drop it rather than run it late
     "consumer-lag-snapshot": {"task": "dashboard.tasks.snapshot_consumer_lag",
                               "schedule": LAG_SNAPSHOT_INTERVAL_S,
