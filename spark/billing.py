@@ -28,6 +28,7 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
 
 if __package__ in (None, ""):
@@ -120,9 +121,9 @@ def bill(spark: SparkSession, raw: DataFrame, month: str,
     line_rows = [(month, row.tenant, row.line, row.dimension, row.unit, row.usage,
                   row.quantity, row.free, row.billable, row.amount, plans[row.tenant].currency)
                  for row in lines]
-    totals_by_tenant: dict[str, object] = {}
+    totals_by_tenant = {tenant: Decimal("0.00") for tenant in plans}
     for row in lines:
-        totals_by_tenant[row.tenant] = totals_by_tenant.get(row.tenant, 0) + row.amount
+        totals_by_tenant[row.tenant] += row.amount
     invoice_rows = [(month, tenant, plans[tenant].plan, plans[tenant].currency,
                      start.isoformat(), end.isoformat(), totals_by_tenant[tenant])
                     for tenant in sorted(plans)]
