@@ -21,6 +21,10 @@ no ZooKeeper I/O there: they hand the work to the coordinator's single worker th
 state: raw bytes are posted to the loop thread (``post``), where the
 :class:`SecurityEvents` sink parses them.  A znode that vanished is posted as ``None``.
 This module does not parse credentials or ACLs: that is the pure security package's job.
+
+Other readers of the same znodes (the quota watch: ``/config/users/<u>`` also holds user
+quotas, ``/tenants/<slug>`` the plan's quota defaults, ``/config/changes`` names quota
+entities) subscribe through a :class:`ConfigHook` instead of watching these nodes again.
 """
 
 from __future__ import annotations
@@ -61,13 +65,27 @@ class SecurityEvents(Protocol):
     def tenant_changed(self, slug: str, data: bytes | None) -> None: ...
 
 
+class ConfigHook(Protocol):
+    """Another consumer of the nodes this watch reads; called on kazoo's or the worker thread.
+
+    It receives raw bytes (None: the node is gone) and must not block: post or submit.
+    """
+
+    def user_node(self, quoted_user: str, data: bytes | None) -> None: ...
+
+    def tenant_node(self, slug: str, data: bytes | None) -> None: ...
+
+    def config_changed(self, entity_path: str) -> None: ...
+
+
 class SecurityWatch:
     """Keeps the sink in step with ZooKeeper; start once, on the ZooKeeper worker thread."""
 
     def __init__(self, client: KazooClient, events: SecurityEvents, post: Post,
-                 submit: Submit) -> None:
+                 submit: Submit, hook: ConfigHook | None = None) -> None:
         self._client = client
         self._events = events
+        self._hook = hook
         self._post = post
         self._submit = submit
         self._data_watches: set[str] = set()  # paths with a live DataWatch
@@ -81,10 +99,10 @@ class SecurityWatch:
         # Notifications present at start are history: everything is read afresh below.
         for path, seen in self._seen_changes.items():
             seen.update(self._client.get_children(path))
-        self._children(USERS, self._user_node)
-        self._children(TENANTS, self._tenant_node)
+        self.watch_children(USERS, self._user_node)
+        self.watch_children(TENANTS, self._tenant_node)
         for pattern in ACL_PATTERN_TYPES:
-            self._children(f"{ACLS}/{pattern}", functools.partial(self._acl_type, pattern))
+            self.watch_children(f"{ACLS}/{pattern}", functools.partial(self._acl_type, pattern))
         ChildrenWatch(self._client, CONFIG_CHANGES,
                       lambda children: self._submit(self._on_config_changes, children))
         ChildrenWatch(self._client, ACL_CHANGES,
@@ -92,14 +110,16 @@ class SecurityWatch:
 
     # ---- data watches -------------------------------------------------------------------
 
-    def _children(self, parent: str, on_node: Callable[[str], None]) -> None:
-        """Call ``on_node(child)`` (on the worker thread) for every child, now and later."""
+    def watch_children(self, parent: str, on_node: Callable[[str], None]) -> None:
+        """Call ``on_node(child)`` (on the worker thread) for every child, now and later.
+
+        ``parent`` must exist: kazoo ends a children watch whose node is missing."""
         def on_children(children: list[str]) -> None:
             for child in children:
                 self._submit(on_node, child)
         ChildrenWatch(self._client, parent, on_children)
 
-    def _watch(self, path: str, deliver: Callable[[bytes | None], None]) -> None:
+    def watch_node(self, path: str, deliver: Callable[[bytes | None], None]) -> None:
         """One DataWatch per existing node, until the node is deleted."""
         if path in self._data_watches:
             return
@@ -115,21 +135,28 @@ class SecurityWatch:
         DataWatch(self._client, path, on_data)
 
     def _user_node(self, api_key: str) -> None:
-        self._watch(f"{USERS}/{api_key}", lambda data: self._post(
-            self._events.user_changed, unquote(api_key), data))
+        self.watch_node(f"{USERS}/{api_key}", functools.partial(self._deliver_user, api_key))
+
+    def _deliver_user(self, quoted_key: str, data: bytes | None) -> None:
+        self._post(self._events.user_changed, unquote(quoted_key), data)
+        if self._hook is not None:
+            self._hook.user_node(quoted_key, data)
 
     def _tenant_node(self, slug: str) -> None:
-        self._watch(f"{TENANTS}/{slug}", lambda data: self._post(
-            self._events.tenant_changed, slug, data))
+        def deliver(data: bytes | None) -> None:
+            self._post(self._events.tenant_changed, slug, data)
+            if self._hook is not None:
+                self._hook.tenant_node(slug, data)
+        self.watch_node(f"{TENANTS}/{slug}", deliver)
 
     def _acl_type(self, pattern: str, resource_type: str) -> None:
         path = f"{ACLS}/{pattern}/{resource_type}"
         if path not in self._type_watches:
             self._type_watches.add(path)
-            self._children(path, lambda name: self._acl_node(pattern, resource_type, name))
+            self.watch_children(path, lambda name: self._acl_node(pattern, resource_type, name))
 
     def _acl_node(self, pattern: str, resource_type: str, quoted_name: str) -> None:
-        self._watch(f"{ACLS}/{pattern}/{resource_type}/{quoted_name}", lambda data: self._post(
+        self.watch_node(f"{ACLS}/{pattern}/{resource_type}/{quoted_name}", lambda data: self._post(
             self._events.acl_changed, pattern, resource_type, quoted_name, data))
 
     # ---- change notifications -----------------------------------------------------------
@@ -147,7 +174,8 @@ class SecurityWatch:
         seen.intersection_update(children)  # forget purged notifications
         return payloads
 
-    def _reread(self, path: str) -> bytes | None:
+    def reread(self, path: str) -> bytes | None:
+        """The node's current bytes, None if it does not exist (worker thread)."""
         try:
             data: bytes = self._client.get(path)[0]
         except NoNodeError:
@@ -157,13 +185,14 @@ class SecurityWatch:
     def _on_config_changes(self, children: list[str]) -> None:
         for payload in self._new_changes(CONFIG_CHANGES, children):
             entity = _json_field(payload, "entity_path")
+            if entity is not None and self._hook is not None:
+                self._hook.config_changed(entity)
             if entity is None or not entity.startswith(USERS_ENTITY_PREFIX):
                 continue
             quoted_key = entity[len(USERS_ENTITY_PREFIX):]
             if "/" in quoted_key:
                 continue  # users/<u>/clients/<c>: a quota, not credentials
-            self._post(self._events.user_changed, unquote(quoted_key),
-                       self._reread(f"{USERS}/{quoted_key}"))
+            self._deliver_user(quoted_key, self.reread(f"{USERS}/{quoted_key}"))
             self._user_node(quoted_key)
 
     def _on_acl_changes(self, children: list[str]) -> None:
@@ -176,7 +205,7 @@ class SecurityWatch:
                 continue
             quoted = quote(name, safe="")
             self._post(self._events.acl_changed, pattern, resource_type, quoted,
-                       self._reread(f"{ACLS}/{pattern}/{resource_type}/{quoted}"))
+                       self.reread(f"{ACLS}/{pattern}/{resource_type}/{quoted}"))
 
 
 def _json_field(payload: bytes, key: str) -> str | None:

@@ -37,6 +37,7 @@ from kazoo.recipe.watchers import ChildrenWatch
 
 from brokerd.coordination import writes, znodes
 from brokerd.coordination.assignment import initial_state
+from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
 from brokerd.coordination.security_watch import SecurityEvents, SecurityWatch
 from brokerd.coordination.znodes import (
     BrokerRegistration,
@@ -140,12 +141,23 @@ class ZkCoordinator:
         ChildrenWatch(self._client, znodes.DELETE_TOPICS, self._on_delete_requests)
         self._elect_sync()
 
-    async def watch_security(self, events: SecurityEvents) -> None:
+    async def watch_security(self, events: SecurityEvents,
+                             quota_events: QuotaEvents | None = None) -> None:
         """Start feeding ``events`` credentials, ACLs and tenant plans (see
-        :mod:`brokerd.coordination.security_watch`); returns once the first reads are queued,
-        so a following :meth:`barrier` waits for them."""
-        watch = SecurityWatch(self._client, events, self._post, self._submit)
-        await self._run(watch.start)
+        :mod:`brokerd.coordination.security_watch`) and ``quota_events`` client quotas (see
+        :mod:`brokerd.coordination.quota_watch`, which shares the security watch's nodes);
+        returns once the first reads are queued, so a following :meth:`barrier` waits for
+        them."""
+        quotas = (QuotaWatch(self._client, quota_events, self._post, self._submit)
+                  if quota_events is not None else None)
+        watch = SecurityWatch(self._client, events, self._post, self._submit, hook=quotas)
+
+        def start() -> None:
+            watch.start()
+            if quotas is not None:
+                quotas.start(watch)
+
+        await self._run(start)
 
     async def barrier(self) -> None:
         """Return once every ZooKeeper task queued so far has run and posted its events

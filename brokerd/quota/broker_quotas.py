@@ -8,7 +8,8 @@ one call each and lets these rules be tested in milliseconds.  The rules follow 
 * Produce: request bytes are charged to ``producer_byte_rate``; handling time to
   ``request_percentage`` except for ``acks=0`` (no response to carry a throttle, Kafka exempts
   it).  The data is written either way.
-* Fetch: the response size is capped first (``fetch_max_bytes``); the response bytes are
+* Fetch: the response size is capped first (``fetch_max_bytes``: what the quota still
+  allows, so a consumer is paced rather than answered empty); the response bytes are
   charged to ``consumer_byte_rate`` and handling time to ``request_percentage``; if either
   throttles, the fetch is answered empty and its bytes are taken back (the client never got
   them).  An entity already over its fetch quota is answered empty before the log is read.
@@ -61,10 +62,11 @@ class BrokerQuotas:
         return combined_throttle_ms(bytes_throttle, request_throttle)
 
     def fetch_max_bytes(self, user: str, client_id: str,
-                        tenant_defaults: TenantQuotaDefaults | None) -> int | None:
+                        tenant_defaults: TenantQuotaDefaults | None, now_ms: int) -> int | None:
         """Upper bound for the fetch's response bytes (min with the request's max_bytes and
-        the broker's own limit); None when the fetch quota is unlimited."""
-        return self.fetch.max_value_in_window(user, client_id, tenant_defaults)
+        the broker's own limit): what the fetch quota still allows now; None when it is
+        unlimited."""
+        return self.fetch.max_value_in_window(user, client_id, tenant_defaults, now_ms)
 
     def fetch_throttle_before_read(self, user: str, client_id: str,
                                    tenant_defaults: TenantQuotaDefaults | None,

@@ -125,12 +125,29 @@ class QuotaManager:
             sensor.rate.record(-value, now_ms)
 
     def max_value_in_window(self, user: str, client_id: str,
-                            tenant_defaults: TenantQuotaDefaults | None) -> int | None:
-        """The fetch size cap for the connection (see ``fetch_size_cap``); None if unlimited."""
+                            tenant_defaults: TenantQuotaDefaults | None,
+                            now_ms: int) -> int | None:
+        """The fetch size cap for the connection; None if unlimited.
+
+        What the entity may still take without going over its quota now: the allowance
+        ``T x span - S = (T - O) x span`` (the rate may reach T over the current span), at
+        most Kafka's ``fetch_size_cap``.  A response within it is never throttled, so a
+        consumer that fetches all it may is delivered data at its quota, in steps as small
+        as its fetches, instead of being answered empty until the window empties.  0 when
+        the entity is at or over its quota (the read still returns one whole batch, so even
+        a tiny quota makes progress).  A cold entity's span is ``cold_start_windows``.
+        """
         quota = self.resolve(user, client_id, tenant_defaults)
         if quota.limit is None:
             return None
-        return fetch_size_cap(quota.limit, self.window.samples, self.window.window_ms / 1000.0)
+        cap = fetch_size_cap(quota.limit, self.window.samples, self.window.window_ms / 1000.0)
+        sensor = self._sensors.get(quota.entity)
+        if sensor is None:
+            span_s = self.window.cold_windows * self.window.window_ms / 1000.0
+            return min(cap, int(quota.limit * span_s))
+        span_s = sensor.rate.window_size_ms(now_ms) / 1000.0
+        allowance = (quota.limit - sensor.rate.rate(now_ms)) * span_s
+        return max(0, min(cap, int(allowance)))
 
     def expire_idle(self, now_ms: int) -> int:
         """Drop sensors with no record for longer than the idle expiry; returns how many."""

@@ -29,24 +29,46 @@ from dataclasses import dataclass
 DEFAULT_SAMPLES = 11
 # quota.window.size.seconds: one second per sample, so the rate reacts within a second.
 DEFAULT_WINDOW_MS = 1000
+# Why a broker may assume less cold history than Kafka (``QuotaWindow.cold_start_windows``):
+# Kafka assumes N-1 windows (10 s), so a new or idle client may burst 10 s worth of its quota
+# at line rate before its first throttle; because that burst fills ONE sample, its expiry
+# 11 s later opens room for the next one, and a greedy client runs in an 11 s sawtooth of
+# ~10x spikes instead of at its quota — the neighbour noise quotas exist to prevent.  One
+# window keeps the rate finite on a first request (the reason any history is assumed) while
+# allowing a cold burst of one window's worth.  The default stays Kafka's.
 
 
 @dataclass(frozen=True)
 class QuotaWindow:
     """``quota.window.num`` and ``quota.window.size.seconds`` (in ms) as one value.
 
-    Invariant: ``samples >= 2`` (one full window of history besides the current one, which is
-    what keeps the span positive) and ``window_ms >= 1``.
+    ``cold_start_windows`` is the empty history assumed for a cold sensor, in windows; None
+    is Kafka's ``samples - 1`` (see the comment above this class for why a broker may want 1).
+
+    Invariant: ``samples >= 2`` (one full window of history besides the current one),
+    ``1 <= cold_windows <= samples - 1`` (at least one window keeps the span positive) and
+    ``window_ms >= 1``.
     """
 
     samples: int = DEFAULT_SAMPLES
     window_ms: int = DEFAULT_WINDOW_MS
+    cold_start_windows: int | None = None
+
+    @property
+    def cold_windows(self) -> int:
+        """The assumed cold history in windows (Kafka's ``samples - 1`` unless set)."""
+        if self.cold_start_windows is None:
+            return self.samples - 1
+        return self.cold_start_windows
 
     def __post_init__(self) -> None:
         if self.samples < 2:
             raise ValueError(f"quota.window.num must be at least 2, got {self.samples}")
         if self.window_ms < 1:
             raise ValueError(f"quota window size must be at least 1 ms, got {self.window_ms}")
+        if not 1 <= self.cold_windows <= self.samples - 1:
+            raise ValueError(f"cold_start_windows must be in [1, {self.samples - 1}], "
+                             f"got {self.cold_start_windows}")
 
 
 @dataclass
@@ -110,16 +132,19 @@ class SampledRate:
 
         Cold (the first seconds of a sensor, or the first event after an idle gap that
         purged every sample), ``elapsed`` is tiny and ``sum / elapsed`` would explode on the
-        first request.  Kafka assumes the missing history exists and was empty: if fewer
-        than N-1 whole windows have elapsed (``full = elapsed / W``, truncated), it adds the
-        missing ``(N-1-full) x W``.  So the span is ``(N-1) x W + (elapsed mod W)`` until
-        N-1 windows have passed: 10 s + the fraction of the current second with the defaults,
-        never less than 10 s.  Example: one event of 10 000 bytes at t=0 measured at t=500
-        gives 10 000 / 10.5 s = 952 B/s, not 20 000 B/s.
+        first request.  Like Kafka we assume the missing history exists and was empty:
+        C = ``window.cold_windows`` windows of it (Kafka's default: N-1): if fewer than C
+        whole windows have elapsed (``full = elapsed / W``, truncated), the missing
+        ``(C-full) x W`` is added.  So the span is ``C x W + (elapsed mod W)`` until C windows
+        have passed, never less than C windows: 10 s plus the fraction of the current second
+        with Kafka's defaults.  Example: one event of 10 000 bytes at t=0 measured at t=500
+        gives 10 000 / 10.5 s = 952 B/s (C = 10) or 10 000 / 1.5 s = 6 667 B/s (C = 1), not
+        20 000 B/s.
 
         Clock stepped backwards: ``elapsed`` is negative, ``full`` truncates toward zero
-        (Java), and the same correction gives a span in (N-2, N-1] windows — positive for
-        N >= 2, so the rate stays finite and a backwards step never divides by zero.
+        (Java), and the same correction gives a span in (C-1, C] windows — positive (at
+        least 1 ms, as times are whole ms) for C >= 1, so a backwards step never divides by
+        zero.
 
         Measuring an empty rate creates an empty sample at ``now`` (Kafka's ``oldest``
         does), which is why this method is not a pure query.
@@ -130,10 +155,10 @@ class SampledRate:
         oldest_start = min(sample.start_ms for sample in self._samples)
         elapsed = now_ms - oldest_start
         full_windows = _div_toward_zero(elapsed, self.window.window_ms)
-        min_full_windows = self.window.samples - 1
+        min_full_windows = self.window.cold_windows
         if full_windows < min_full_windows:
             elapsed += (min_full_windows - full_windows) * self.window.window_ms
-        return elapsed
+        return max(elapsed, 1)  # 0 only for a 1 ms window stepped back by exactly 1 ms
 
     @property
     def sample_count(self) -> int:

@@ -36,6 +36,7 @@ from brokerd.server.log_cleaning import CleanerLoop
 from brokerd.server.metadata_cache import MetadataCache
 from brokerd.server.metrics import BrokerProbe
 from brokerd.server.producer_ids import ProducerIdAllocator
+from brokerd.server.quotas import BrokerQuotaGlue
 from brokerd.storage import LogConfig, LogManager
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,8 @@ class Broker:
         self.cache = MetadataCache(config.broker_id)
         self.log_manager = LogManager(list(config.log_dirs), self.default_log_config)
         self.replicas = ReplicaManager(config.broker_id, self.log_manager)
-        self.probe = BrokerProbe(self._log_sizes)
+        self.quotas = BrokerQuotaGlue()
+        self.probe = BrokerProbe(self._log_sizes, lambda: self.quotas.latest_metrics)
         self.security = SecurityState(config.super_users, config.max_connections_per_ip)
         self.listeners = [Listener(endpoint, self) for endpoint in config.listeners]
         self.coordinator: ZkCoordinator | None = None
@@ -86,7 +88,7 @@ class Broker:
             self.config.zookeeper_connect, registration, self, loop,
             session_timeout_s=self.config.zookeeper_session_timeout_ms / 1000)
         await self.coordinator.start()
-        await self.coordinator.watch_security(self.security)
+        await self.coordinator.watch_security(self.security, self.quotas)
         await self.coordinator.barrier()
         await asyncio.sleep(0)  # let the posted topic/broker events run before serving
         self._warn_about_orphans()
@@ -143,8 +145,8 @@ class Broker:
         log.info("broker %d stopped in %.2fs", self.config.broker_id, time.monotonic() - started)
 
     async def _housekeep(self) -> None:
-        """Flush by policy every second (the fsync in a worker thread, see ``Log.flush``),
-        retention and checkpoints on slower cadences."""
+        """Quota metrics snapshot and flush by policy every second (the fsync in a worker
+        thread, see ``Log.flush``), retention and checkpoints on slower cadences."""
         loop = asyncio.get_running_loop()
         last_checkpoint = last_retention = time.monotonic()
         while True:
@@ -152,6 +154,7 @@ class Broker:
             now = time.monotonic()
             now_ms = int(time.time() * 1000)
             try:
+                self.quotas.refresh_metrics()
                 for due in self.log_manager.logs_due_for_flush(now_ms):
                     await loop.run_in_executor(None, due.flush)
                 if now - last_retention >= RETENTION_INTERVAL_S:

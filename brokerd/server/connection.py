@@ -105,6 +105,8 @@ class Connection(asyncio.BufferedProtocol):
         self._queued_bytes = 0
         self._worker: asyncio.Task[None] | None = None
         self._pause_reasons: set[str] = set()
+        self._muted_until = 0.0  # loop time at which a quota mute ends
+        self._unmute: asyncio.TimerHandle | None = None
         self.closed = False
 
     # ---- asyncio.BufferedProtocol ----------------------------------------------------
@@ -200,7 +202,11 @@ class Connection(asyncio.BufferedProtocol):
             self.pause("backlog")
 
     async def _process(self) -> None:
+        loop = asyncio.get_running_loop()
         while self._frames and not self.closed:
+            if (muted_s := self._muted_until - loop.time()) > 0:
+                await asyncio.sleep(muted_s)
+                continue
             frame = self._frames.popleft()
             self._queued_bytes -= len(frame)
             if (len(self._frames) < MAX_QUEUED_FRAMES // 2
@@ -245,9 +251,15 @@ class Connection(asyncio.BufferedProtocol):
             self.transport.resume_reading()
 
     def mute_for(self, seconds: float) -> None:
-        """Quota throttling: read nothing from this client for ``seconds`` (KIP-219)."""
+        """Quota throttling: read and process nothing from this client for ``seconds``
+        (KIP-219).  Frames already received wait too (clients pipeline requests), and a
+        second mute extends the first rather than being cut short by its timer."""
+        loop = asyncio.get_running_loop()
+        self._muted_until = max(self._muted_until, loop.time() + seconds)
         self.pause("quota")
-        asyncio.get_running_loop().call_later(seconds, self.resume, "quota")
+        if self._unmute is not None:
+            self._unmute.cancel()
+        self._unmute = loop.call_at(self._muted_until, self.resume, "quota")
 
     def close_after_response(self, reason: str) -> None:
         """Close once the response of the request being processed has been written (e.g.

@@ -12,6 +12,11 @@ ApiVersions, SaslHandshake and SaslAuthenticate are served; anything else closes
 SaslHandshake v0 the next frame is a bare SASL token, not a request.  Every request of a
 principal that is not an operator super user runs through a tenancy :class:`Guard`
 (names mapped into the tenant's namespace, ACLs checked; see ``server.tenancy``).
+
+Quota policy: every authenticated request's handling time is charged to its (user,
+client id) request quota here, except Produce and Fetch, whose handlers charge byte rates
+and time themselves (``server.quotas``); a throttle goes into the response's
+``throttle_time_ms`` and mutes the connection.
 """
 
 from __future__ import annotations
@@ -41,6 +46,12 @@ if TYPE_CHECKING:
 
 PRE_AUTHENTICATION_APIS = frozenset({ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE,
                                      ApiKey.SASL_AUTHENTICATE})
+# APIs whose handlers charge their own quotas: byte rates, and request time without the
+# long-poll wait.  Every other API's handling time is charged here, after the handler.
+SELF_QUOTED_APIS = frozenset({ApiKey.PRODUCE, ApiKey.FETCH})
+# APIs that park until a rebalance completes: their wall time is waiting, not handler time
+# (Kafka charges only the time a handler thread spends), so they are charged as 0 ms.
+PARKING_APIS = frozenset({ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP})
 
 
 class BrokerResources:
@@ -95,11 +106,18 @@ class Dispatcher:
         if denial is not None:
             response: dict[str, Any] | None = denial
         else:
-            response = await entry.handle(self._broker, Request(header, body, connection))
+            response = await entry.handle(self._broker,
+                                          Request(header, body, connection, len(frame)))
             if response is not None and guard is not None:
                 guard.restore(response)
-        self._broker.probe.request_done(entry.name, header.api_version,
-                                        time.perf_counter() - started)
+        elapsed_s = time.perf_counter() - started
+        if header.api_key not in SELF_QUOTED_APIS:
+            handler_ms = 0.0 if header.api_key in PARKING_APIS else elapsed_s * 1000
+            throttle_ms = self._broker.quotas.request_throttle(
+                connection, header.client_id, handler_time_ms=handler_ms)
+            if response is not None and "throttle_time_ms" in response:
+                response["throttle_time_ms"] = throttle_ms
+        self._broker.probe.request_done(entry.name, header.api_version, elapsed_s)
         if response is None:
             return None
         return encode_response(header, response)

@@ -11,7 +11,14 @@ Exposed (Prometheus text format on ``--metrics-port``):
 * ``kafka_network_request_seconds{api}`` (histogram of handling latency, decode to
   response handed to the socket);
 * ``kafka_network_requests_total{api,version}``;
-* ``kafka_log_size_bytes{topic,partition}`` (gauge, read from the logs at scrape time).
+* ``kafka_log_size_bytes{topic,partition}`` (gauge, read from the logs at scrape time);
+* per client-quota entity (labels ``quota_type`` = produce|fetch|request, ``tenant``,
+  ``user``, ``client_id``; empty when the quota is not split by that tag):
+  ``kafka_quota_rate`` (gauge: bytes/s, or for ``request`` percent of one handler thread —
+  the request time), ``kafka_quota_limit`` (gauge, with ``source``: the level it came from;
+  absent when unlimited), ``kafka_quota_throttle_time_ms_total`` and
+  ``kafka_quota_throttled_total`` (counters).  Read from the snapshot the broker takes on
+  its loop every second, so a scrape never walks live quota state.
 """
 
 from __future__ import annotations
@@ -20,8 +27,10 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+from brokerd.quota import EntityMetrics, QuotaType
 
 # Latency buckets (seconds): sub-millisecond metadata answers up to long-polled fetches.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
@@ -42,10 +51,44 @@ class _LogSizeCollector(Collector):
         yield family
 
 
+QuotaMetrics = Callable[[], Iterable[EntityMetrics]]
+QUOTA_LABELS = ["quota_type", "tenant", "user", "client_id"]
+QUOTA_TYPE_LABELS = {QuotaType.PRODUCE: "produce", QuotaType.FETCH: "fetch",
+                     QuotaType.REQUEST: "request"}
+
+
+class _QuotaCollector(Collector):
+    def __init__(self, snapshot: QuotaMetrics) -> None:
+        self._snapshot = snapshot
+
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+        rate = GaugeMetricFamily("kafka_quota_rate", "Measured rate per quota entity "
+                                 "(bytes/s; request: percent of one handler)",
+                                 labels=QUOTA_LABELS)
+        limit = GaugeMetricFamily("kafka_quota_limit", "Effective quota per entity",
+                                  labels=[*QUOTA_LABELS, "source"])
+        throttle = CounterMetricFamily("kafka_quota_throttle_time_ms",
+                                       "Throttle time handed out per entity",
+                                       labels=QUOTA_LABELS)
+        throttled = CounterMetricFamily("kafka_quota_throttled", "Throttled responses per entity",
+                                        labels=QUOTA_LABELS)
+        for metrics in self._snapshot():
+            entity = metrics.entity
+            labels = [QUOTA_TYPE_LABELS[metrics.quota_type], entity.tenant, entity.user,
+                      entity.client_id]
+            rate.add_metric(labels, metrics.rate)
+            if metrics.limit is not None:
+                limit.add_metric([*labels, metrics.source], metrics.limit)
+            throttle.add_metric(labels, metrics.throttle_time_ms_total)
+            throttled.add_metric(labels, metrics.throttled_total)
+        yield from (rate, limit, throttle, throttled)
+
+
 class BrokerProbe:
     """Counters and histograms of one broker, in a registry of its own."""
 
-    def __init__(self, log_sizes: LogSizes = lambda: ()) -> None:
+    def __init__(self, log_sizes: LogSizes = lambda: (),
+                 quota_metrics: QuotaMetrics = lambda: ()) -> None:
         self.registry = CollectorRegistry()
         self._bytes_in = Counter("kafka_server_bytes_in", "Record bytes produced",
                                  ["topic"], registry=self.registry)
@@ -58,6 +101,7 @@ class BrokerProbe:
         self._latency = Histogram("kafka_network_request_seconds", "Request handling time",
                                   ["api"], buckets=LATENCY_BUCKETS, registry=self.registry)
         self.registry.register(_LogSizeCollector(log_sizes))
+        self.registry.register(_QuotaCollector(quota_metrics))
         self._http_server: Any = None
 
     def bytes_in(self, topic: str, nbytes: int, records: int) -> None:

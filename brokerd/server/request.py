@@ -18,6 +18,8 @@ class Request:
     header: RequestHeader
     body: dict[str, Any]
     connection: Connection
+    # Size of the whole request (header + body) as framed: what a produce quota is charged.
+    frame_bytes: int = 0
 
     @property
     def version(self) -> int:

@@ -8,11 +8,18 @@ Long poll: when fewer than ``min_bytes`` are available (and no partition has an 
 the request parks until an append to one of its partitions, ``max_wait_ms`` elapses, or
 the broker shuts down; then it reads again.  Fetch sessions (KIP-227) are not kept: every
 response says session id 0, which tells clients to keep sending full fetch requests.
+
+Quotas (consumers, not followers): an entity already over its fetch quota is answered at
+once with no partitions and the throttle, without reading; otherwise ``max_bytes`` is
+lowered to the quota's per-response cap, the log is read, and the response bytes are
+charged; if that throttles, the answer is again empty (the bytes are taken back, so only
+delivered bytes count) and the connection is muted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
@@ -114,18 +121,41 @@ async def _wait_for_append(broker: Broker, body: dict[str, Any], timeout: float)
             partition.remove_append_listener(wake)
 
 
+def _response(responses: list[dict[str, Any]], throttle_ms: int = 0) -> dict[str, Any]:
+    return {"throttle_time_ms": throttle_ms, "error_code": 0, "session_id": 0,
+            "responses": responses}
+
+
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:
     body = request.body
+    connection, client_id = request.connection, request.header.client_id
+    # Follower fetches (replica id >= 0) are replication, exempt from client quotas.
+    quoted = body.get("replica_id", -1) < 0
+    if quoted:
+        throttle_ms = broker.quotas.fetch_throttle_before_read(connection, client_id)
+        if throttle_ms > 0:
+            return _response([], throttle_ms)
+        body = {**body, "max_bytes": broker.quotas.fetch_max_bytes(
+            connection, client_id, body["max_bytes"])}
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(body["max_wait_ms"], 0) / 1000
+    handler_s = 0.0  # time spent reading, without the long-poll waits
     while True:
+        started = time.perf_counter()
         fetch_round = _FetchRound(broker, body)
         responses = fetch_round.read()
+        handler_s += time.perf_counter() - started
         remaining = deadline - loop.time()
         if (fetch_round.total_bytes >= body["min_bytes"] or fetch_round.has_error
                 or remaining <= 0 or broker.shutting_down.is_set()):
             break
         await _wait_for_append(broker, body, remaining)
+    if quoted:
+        throttle_ms = broker.quotas.fetch_throttle(
+            connection, client_id, response_bytes=fetch_round.total_bytes,
+            handler_time_ms=handler_s * 1000)
+        if throttle_ms > 0:
+            return _response([], throttle_ms)  # Kafka: a throttled fetch carries no data
     for topic, nbytes in fetch_round.sent:  # only the round that is answered counts
         broker.probe.bytes_out(topic, nbytes)
-    return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+    return _response(responses)

@@ -7,10 +7,16 @@ except that ``min.insync.replicas`` above the ISR size refuses the write
 (NOT_ENOUGH_REPLICAS).  Every storage error becomes that partition's error code; the other
 partitions of the request are unaffected.  A retried idempotent batch is answered with
 its original offsets (the log reports it as a duplicate and does not store it again).
+
+Quotas: the whole request's size is charged to the (user, client id) produce byte rate and
+the handling time to its request quota, after the data is written (Kafka never refuses a
+write for a quota); the throttle goes into the response and mutes the connection — with
+acks=0 the mute alone does the slowing.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode, ProtocolError
@@ -61,6 +67,7 @@ def _append(broker: Broker, topic: str, data: dict[str, Any], acks: int) -> dict
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any] | None:
+    started = time.perf_counter()
     body = request.body
     acks = body["acks"]
     responses = []
@@ -72,9 +79,12 @@ async def handle(broker: Broker, request: Request) -> dict[str, Any] | None:
         else:
             partitions = [_append(broker, name, p, acks) for p in topic_data["partition_data"]]
         responses.append({"name": name, "partition_responses": partitions})
+    throttle_ms = broker.quotas.produce_throttle(
+        request.connection, request.header.client_id, request_bytes=request.frame_bytes,
+        acks=acks, handler_time_ms=(time.perf_counter() - started) * 1000)
     if acks == 0:
         failed = [p for r in responses for p in r["partition_responses"] if p["error_code"]]
         if failed:
             request.connection.close(f"acks=0 produce failed with error {failed[0]['error_code']}")
         return None
-    return {"responses": responses, "throttle_time_ms": 0}
+    return {"responses": responses, "throttle_time_ms": throttle_ms}

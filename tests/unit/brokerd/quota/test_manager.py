@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from brokerd.quota import QuotaConfigStore, QuotaEntityKey, QuotaManager, QuotaType
+from brokerd.quota import QuotaConfigStore, QuotaEntityKey, QuotaManager, QuotaType, QuotaWindow
 
 USER, CLIENT = "acme.orders", "app-1"
 
@@ -92,10 +92,37 @@ def test_unrecord_takes_the_value_back() -> None:
     assert metrics.rate == pytest.approx(4_000 / 10.1)
 
 
-def test_max_value_in_window() -> None:
+def test_max_value_in_window_is_the_remaining_allowance_capped_by_kafkas_rule() -> None:
     manager = _manager(QuotaType.FETCH, clients__small="10240")
-    assert manager.max_value_in_window(USER, "small", None) == 102_400
-    assert manager.max_value_in_window(USER, "other", None) is None
+    # Cold: (T - 0) x the assumed 10 s = Kafka's cap T x (N-1) x W.
+    assert manager.max_value_in_window(USER, "small", None, 0) == 102_400
+    assert manager.max_value_in_window(USER, "other", None, 0) is None
+    # 51 200 B taken at t=0; at t=500 the span is 10.5 s: 10 240 x 10.5 - 51 200.
+    manager.record_and_get_throttle_ms(USER, "small", None, 51_200, 0)
+    assert manager.max_value_in_window(USER, "small", None, 500) == 56_320
+    # Over the quota: nothing more (the read still returns one whole batch).
+    manager.record_and_get_throttle_ms(USER, "small", None, 100_000, 500)
+    assert manager.max_value_in_window(USER, "small", None, 500) == 0
+
+
+def test_one_cold_window_allows_one_window_of_burst_then_paces() -> None:
+    store = QuotaConfigStore()
+    store.set_entity("clients/app-1", {"producer_byte_rate": "1000"})
+    manager = QuotaManager(QuotaType.PRODUCE, store, QuotaWindow(cold_start_windows=1))
+    # 1 000 B over the cold span of 1 s is exactly the quota; 1 000 more doubles it:
+    # (2000 - 1000) / 1000 x 1 000 ms.
+    assert manager.record_and_get_throttle_ms(USER, "app-1", None, 1_000, 0) == 0
+    assert manager.record_and_get_throttle_ms(USER, "app-1", None, 1_000, 0) == 1_000
+    # The fetch allowance of a cold entity is one window's worth, not Kafka's ten.
+    fetch = QuotaManager(QuotaType.FETCH, _store_with("clients/app-1", "consumer_byte_rate"),
+                         QuotaWindow(cold_start_windows=1))
+    assert fetch.max_value_in_window(USER, "app-1", None, 0) == 1_000
+
+
+def _store_with(entity_path: str, key: str) -> QuotaConfigStore:
+    store = QuotaConfigStore()
+    store.set_entity(entity_path, {key: "1000"})
+    return store
 
 
 def test_idle_sensors_expire_after_an_hour() -> None:

@@ -20,11 +20,13 @@ from brokerd.server.auth import SecurityState
 from brokerd.server.dispatch import Dispatcher
 from brokerd.server.handlers import API_TABLE
 from brokerd.server.metrics import BrokerProbe
+from brokerd.server.quotas import BrokerQuotaGlue
 from brokerd.storage import LogConfig, LogManager
 
 
 class _Broker:
     probe = BrokerProbe()
+    quotas = BrokerQuotaGlue()
     security = SecurityState(["User:ANONYMOUS"], max_connections_per_ip=10)
 
 
