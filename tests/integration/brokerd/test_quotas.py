@@ -1,0 +1,136 @@
+"""Client quotas end to end: real broker processes, real ZooKeeper, confluent-kafka clients,
+quotas written to ZooKeeper exactly as the control plane writes them (entity znode, then a
+``/config/changes`` notification).  Rates are measured at the broker, from its Prometheus
+byte counters, never from the client's own view."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+
+from kazoo.client import KazooClient
+
+from tests.integration.brokerd.broker_process import BrokerProcess
+from tests.integration.brokerd.quota_support import (
+    MB,
+    PushStats,
+    consume,
+    counter,
+    create_topic,
+    producer,
+    push,
+    scrape,
+    set_quota,
+)
+
+QUOTA = 1 * MB
+RUN_S = 18.0
+# "After the first window": the first second may carry one window of cold-start burst.
+SETTLE_S = 1.0
+TINY_QUOTA = 10_240
+
+
+class ByteSampler:
+    """Samples a broker's byte counter of one topic in a thread: (seconds, bytes) pairs."""
+
+    def __init__(self, broker: BrokerProcess, name: str, topic: str,
+                 interval_s: float = 0.25) -> None:
+        self.samples: list[tuple[float, float]] = []
+        self._read = lambda: counter(broker.metrics_port, name, topic=topic)
+        self._interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> ByteSampler:
+        self.started = time.monotonic()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.samples.append((time.monotonic() - self.started, self._read()))
+            self._stop.wait(self._interval_s)
+
+    def rate(self, start_s: float, end_s: float = float("inf")) -> float:
+        """Bytes/s between the first sample at or after ``start_s`` and the last before
+        ``end_s``."""
+        window = [(at, value) for at, value in self.samples if start_s <= at <= end_s]
+        (first_at, first), (last_at, last) = window[0], window[-1]
+        return (last - first) / (last_at - first_at)
+
+
+def test_producer_and_consumers_are_held_at_their_byte_rates(
+        start_broker: Callable[..., BrokerProcess], zk: KazooClient) -> None:
+    broker = start_broker()
+    for topic in ("produced", "consumed", "trickled"):
+        create_topic(zk, topic, [1], [broker.bootstrap])
+    # Data for the consumers, written by an unthrottled client before any quota exists.
+    fill = PushStats()
+    push(producer(broker.bootstrap, "filler", fill), "consumed", 4, fill, rate=10 * MB)
+    small = producer(broker.bootstrap, "filler", fill, {"batch.size": 4096})
+    push(small, "trickled", 1, fill, value_bytes=1000, rate=400_000)
+    assert fill.delivered_bytes > 30 * MB and not fill.errors
+    set_quota(zk, None, "capped-producer", {"producer_byte_rate": QUOTA})
+    set_quota(zk, None, "capped-consumer", {"consumer_byte_rate": QUOTA})
+    set_quota(zk, None, "tiny-consumer", {"consumer_byte_rate": TINY_QUOTA})
+    time.sleep(0.5)  # the broker's watch delivers within milliseconds
+
+    produced, consumed, trickled = PushStats(), PushStats(), PushStats()
+    arrivals: list[float] = []
+    big_fetches = {"fetch.max.bytes": 50 * 1024 * 1024,
+                   "max.partition.fetch.bytes": 50 * 1024 * 1024,
+                   "receive.message.max.bytes": 50 * 1024 * 1024 + 512}
+    clients = [
+        threading.Thread(target=lambda: push(
+            producer(broker.bootstrap, "capped-producer", produced, {"batch.size": 65536}),
+            "produced", RUN_S, produced)),
+        threading.Thread(target=lambda: consume(
+            broker.bootstrap, "capped-consumer", "consumed", RUN_S, consumed)),
+        threading.Thread(target=lambda: arrivals.extend(consume(
+            broker.bootstrap, "tiny-consumer", "trickled", RUN_S, trickled, big_fetches))),
+    ]
+    with ByteSampler(broker, "kafka_server_bytes_in_total", "produced") as bytes_in, \
+            ByteSampler(broker, "kafka_server_bytes_out_total", "consumed") as bytes_out:
+        for client in clients:
+            client.start()
+        for client in clients:
+            client.join()
+
+    produce_rate = bytes_in.rate(SETTLE_S, RUN_S)
+    fetch_rate = bytes_out.rate(SETTLE_S, RUN_S)
+    assert abs(produce_rate - QUOTA) <= 0.10 * QUOTA, produce_rate
+    assert abs(fetch_rate - QUOTA) <= 0.10 * QUOTA, fetch_rate
+    for stats in (produced, consumed, trickled):
+        assert stats.throttle_events > 0 and stats.max_throttle_ms > 0
+        assert stats.errors == []
+    # The tiny quota still delivers every few seconds despite a 50 MB fetch size, and at
+    # about its rate (cold burst of one window + RUN_S at 10 KB/s).
+    gaps = [later - earlier for earlier, later in itertools.pairwise(arrivals)]
+    assert len(arrivals) > 50 and max(gaps) < 4.0, max(gaps, default=None)
+    assert trickled.delivered_bytes <= TINY_QUOTA * (RUN_S + 2)
+    # The broker shows each entity's rate, limit, level and throttle time.
+    metrics = _quota_metrics(broker)
+    assert metrics["kafka_quota_limit", "produce", "capped-producer"] == (
+        QUOTA, "/config/clients/<client-id>")
+    assert metrics["kafka_quota_limit", "fetch", "tiny-consumer"] == (
+        TINY_QUOTA, "/config/clients/<client-id>")
+    assert metrics["kafka_quota_throttle_time_ms_total", "produce", "capped-producer"][0] > 0
+    assert metrics["kafka_quota_throttle_time_ms_total", "fetch", "capped-consumer"][0] > 0
+    rate, _ = metrics["kafka_quota_rate", "produce", "capped-producer"]
+    assert abs(rate - QUOTA) <= 0.15 * QUOTA, rate
+
+
+def _quota_metrics(broker: BrokerProcess) -> dict[tuple[str, str, str], tuple[float, str]]:
+    """(metric, quota type, client id) -> (value, source label or "")."""
+    found = {}
+    for (name, labels), value in scrape(broker.metrics_port).items():
+        tags = dict(labels)
+        if name.startswith("kafka_quota_"):
+            found[name, tags["quota_type"], tags["client_id"]] = (value, tags.get("source", ""))
+    return found
