@@ -14,8 +14,7 @@ from pyspark.sql import SparkSession
 from spark.billing import bill, write_month
 from spark.plans import parse_plans
 from tests.billing.october import PLANS
-from tests.billing.test_usage import raw_frame
-from tests.billing.usage_records import traffic, usage_record
+from tests.billing.usage_records import raw_frame, traffic, usage_record
 
 GIB = 2**30
 

@@ -3,25 +3,13 @@ storage hours are whole and take the largest sample; unreadable records stop the
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from spark.kafka_source import SCHEMA
 from spark.usage import month_bounds, usage_facts
-from tests.billing.usage_records import at, storage, traffic, usage_record
+from tests.billing.usage_records import raw_frame, storage, traffic, usage_record
 
 GIB = 2**30
-
-
-def raw_frame(spark: SparkSession, rows: list[tuple[int, int, str, dict | str, bool]]
-              ) -> DataFrame:
-    """(partition, offset, arrival, record, lookback) -> rows of the kafka_range schema."""
-    return spark.createDataFrame(
-        [(p, o, at(arrival), b"key",
-          (record if isinstance(record, str) else json.dumps(record)).encode(), lookback)
-         for p, o, arrival, record, lookback in rows], SCHEMA)
 
 
 def facts(frame: DataFrame) -> list[tuple]:

@@ -7,7 +7,9 @@ from datetime import UTC, datetime
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
+from pyspark.sql import DataFrame, SparkSession
 
+from spark.kafka_source import SCHEMA
 from spark.usage import USAGE_TOPIC, epoch_ms
 
 
@@ -42,12 +44,22 @@ def create_usage_topic(bootstrap: str, partitions: int) -> None:
     futures[USAGE_TOPIC].result(timeout=15)
 
 
-def produce(bootstrap: str, records: list[tuple[str, dict]], partition: int | None = None) -> None:
-    """Produce (arrival time, record) pairs; the record timestamp is the arrival time."""
+def produce(bootstrap: str, records: list[tuple[str, dict]], partition: int) -> None:
+    """Produce (arrival time, record) pairs to ``partition``; the record timestamp is the
+    arrival time."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5,
                          "enable.idempotence": True})
-    extra = {} if partition is None else {"partition": partition}
     for arrival, record in records:
         producer.produce(USAGE_TOPIC, key=record["tenant"].encode(),
-                         value=json.dumps(record).encode(), timestamp=at(arrival), **extra)
+                         value=json.dumps(record).encode(), partition=partition,
+                         timestamp=at(arrival))
     assert producer.flush(15) == 0
+
+
+def raw_frame(spark: SparkSession, rows: list[tuple[int, int, str, dict | str, bool]]
+              ) -> DataFrame:
+    """(partition, offset, arrival, record, lookback) -> rows of the kafka_range schema."""
+    return spark.createDataFrame(
+        [(p, o, at(arrival), b"key",
+          (record if isinstance(record, str) else json.dumps(record)).encode(), lookback)
+         for p, o, arrival, record, lookback in rows], SCHEMA)
