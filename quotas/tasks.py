@@ -13,5 +13,5 @@ from .billing import load_month, previous_month, run_job
 def bill_previous_month() -> int:
     month = previous_month(timezone.now().date())
     month_dir = run_job(month, settings.VAR_DIR / "billing",
-                        bootstrap=settings.BOOTSTRAP_SERVERS.split(",")[0])
+                        bootstrap=settings.OPERATOR_BOOTSTRAP_SERVERS.split(",")[0])
     return load_month(month, month_dir)

@@ -10,7 +10,10 @@ export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379/0}
 export ZOOKEEPER_PORT=${ZOOKEEPER_PORT:-2181}
 export ZOOKEEPER_CONNECT=${ZOOKEEPER_CONNECT:-127.0.0.1:$ZOOKEEPER_PORT/kafkasaas}
 brokers=${BROKERS:-3}
-export BOOTSTRAP_SERVERS=${BOOTSTRAP_SERVERS:-$(seq -s, -f "127.0.0.1:%g" 9092 $((9091 + brokers)))}
+# Operators (and the control plane's admin client) use PLAINTEXT 909x; tenants SASL_SSL 929x.
+export OPERATOR_BOOTSTRAP_SERVERS=${OPERATOR_BOOTSTRAP_SERVERS:-$(seq -s, -f "127.0.0.1:%g" 9092 $((9091 + brokers)))}
+export BOOTSTRAP_SERVERS=${BOOTSTRAP_SERVERS:-$(seq -s, -f "127.0.0.1:%g" 9292 $((9291 + brokers)))}
+export SSL_CA_LOCATION=${SSL_CA_LOCATION:-var/certs/ca.pem}
 
 scripts/certs.sh var/certs  # local CA + broker certificate for SASL_SSL (first start only)
 echo "ssl.keystore.location=var/certs/broker.pem" > var/broker-security.properties
@@ -28,7 +31,7 @@ procfile=var/Procfile
   echo "beat: .venv/bin/celery -A service beat --loglevel INFO --schedule var/celerybeat-schedule"
   for id in $(seq 1 "$brokers"); do
     listeners="PLAINTEXT://127.0.0.1:$((9091 + id)),SASL_PLAINTEXT://127.0.0.1:$((9191 + id)),SASL_SSL://127.0.0.1:$((9291 + id))"
-    echo "broker$id: .venv/bin/brokerd serve --broker-id $id --listeners $listeners" \
+    echo "broker$id: scripts/await-zookeeper.sh $ZOOKEEPER_PORT .venv/bin/brokerd serve --broker-id $id --listeners $listeners" \
          "--config var/broker-security.properties" \
          "--zookeeper $ZOOKEEPER_CONNECT --log-dirs var/brokers/$id --metrics-port $((9100 + id))"
   done

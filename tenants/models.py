@@ -160,7 +160,7 @@ class Acl(models.Model):
     principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="acls")
     resource_type = models.CharField(max_length=20, choices=RESOURCE_TYPES)
     pattern_type = models.CharField(max_length=10, choices=PATTERN_TYPES, default=LITERAL)
-    resource_name = models.CharField(max_length=200)
+    resource_name = models.CharField(max_length=200, blank=True, help_text="a prefix may be empty: all")
     operation = models.CharField(max_length=20, choices=OPERATIONS)
     created_at = models.DateTimeField(auto_now_add=True)
 

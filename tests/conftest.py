@@ -13,10 +13,16 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.support.services import ManagedProcess, redis_answers, start_redis, start_zookeeper
 
 _owned: list[ManagedProcess] = []
+
+# Property tests judge correctness, not speed: on a loaded 2-core CI machine a single example
+# can exceed hypothesis' default 200 ms deadline, which would make failures depend on timing.
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -182,7 +182,10 @@ class ScramAuthenticator(SaslAuthenticator):
         if final.channel_binding != self._client_first.gs2_header.encode():
             return self._failure(msg.CHANNEL_BINDINGS_DONT_MATCH,
                                        _failed("channel binding does not match"))
-        if final.nonce != self._nonce:
+        # librdkafka before 2.6.1 (e.g. kcat 1.7 on Debian, librdkafka 2.0.2) sends the client
+        # nonce once more in front of the combined nonce; Kafka accepts that form too. It still
+        # carries the whole server nonce, so a replayed final fails all the same.
+        if final.nonce not in (self._nonce, self._client_first.nonce + self._nonce):
             return self._failure(msg.OTHER_ERROR, _failed("nonce mismatch"))
         mech, credential = self._scram, self._credential
         if len(final.proof) != mech.digest_size:

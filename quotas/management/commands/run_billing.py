@@ -13,7 +13,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):  # type: ignore[no-untyped-def]
         parser.add_argument("--month", required=True, help="YYYY-MM (UTC)")
-        parser.add_argument("--bootstrap", default=settings.BOOTSTRAP_SERVERS.split(",")[0])
+        parser.add_argument("--bootstrap", default=settings.OPERATOR_BOOTSTRAP_SERVERS.split(",")[0])
         parser.add_argument("--out", type=Path, default=settings.VAR_DIR / "billing")
         parser.add_argument("--master", help="Spark master, e.g. spark://host:7077 (default local[*])")
         parser.add_argument("--load-only", action="store_true",

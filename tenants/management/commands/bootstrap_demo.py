@@ -1,8 +1,9 @@
 """`python manage.py bootstrap_demo`: first-start setup for `make run`.
 
-Creates (once) an operator account, a default plan, and a demo tenant with a service account
-and an API key; the generated passwords and secret are kept in ``var/demo-credentials.json``
-(mode 600) so later starts can print them again. Prints where to go and how to connect.
+Creates (once) an operator account, a default plan, and a demo tenant with a service account,
+an API key allowed everything on the tenant's topics and groups, and a topic; the generated
+passwords and secret are kept in ``var/demo-credentials.json`` (mode 600) so later starts can
+print them again. Prints where to go and ready-to-paste kcat commands.
 """
 
 import json
@@ -17,7 +18,7 @@ from django.db import transaction
 from quotas.models import Plan
 from quotas.services import create_plan
 from tenants import services
-from tenants.models import Tenant
+from tenants.models import Acl, Tenant
 
 
 class Command(BaseCommand):
@@ -34,14 +35,22 @@ class Command(BaseCommand):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(saved, indent=2))
             os.chmod(path, 0o600)
-        bootstrap = settings.BOOTSTRAP_SERVERS.split(",")[0]
+        operator_bootstrap = settings.OPERATOR_BOOTSTRAP_SERVERS.split(",")[0]
+        tenant_bootstrap = settings.BOOTSTRAP_SERVERS.split(",")[0]
+        ca = os.environ.get("SSL_CA_LOCATION", "var/certs/ca.pem")
+        sasl = (f"-X security.protocol=SASL_SSL -X sasl.mechanisms=SCRAM-SHA-512 "
+                f"-X sasl.username={saved['api_key']} -X sasl.password={saved['api_secret']} "
+                f"-X ssl.ca.location={ca}")
         self.stdout.write(
             f"\n  Console:   {web}\n"
             f"  Operator:  {saved['operator']} / {saved['operator_password']}\n"
             f"  API docs:  {web}api/docs/\n"
-            f"  Demo tenant 'demo', API key {saved['api_key']} (secret in {path})\n"
-            f"  Try:       echo hello | kcat -b {bootstrap} -t demo.events -P && "
-            f"kcat -b {bootstrap} -t demo.events -C -e\n"
+            f"  Demo tenant 'demo': API key {saved['api_key']}, secret {saved['api_secret']}\n"
+            f"  As the tenant (SASL_SSL, sees its own topic 'events'):\n"
+            f"    echo hello | kcat -b {tenant_bootstrap} {sasl} -t events -P\n"
+            f"    kcat -b {tenant_bootstrap} {sasl} -t events -C -e\n"
+            f"  As the operator (PLAINTEXT, sees the real cluster):\n"
+            f"    kcat -b {operator_bootstrap} -L\n"
         )
 
     @transaction.atomic
@@ -61,5 +70,8 @@ class Command(BaseCommand):
         api_key, secret = services.create_api_key(operator, account, description="demo key")
         services.create_topic(operator, tenant, name="events", partitions=3, replication_factor=1,
                               configs={})
+        for resource_type in (Acl.TOPIC, Acl.GROUP):
+            services.grant_acl(operator, tenant, principal=account, resource_type=resource_type,
+                               resource_name="", operation="All", pattern_type=Acl.PREFIXED)
         return {"operator": "operator", "operator_password": password,
                 "api_key": api_key.key, "api_secret": secret}

@@ -134,6 +134,19 @@ def test_modified_nonce_is_rejected(users: dict) -> None:
     assert_failed(scram.step(final), "other-error")
 
 
+def test_old_librdkafka_doubled_client_nonce_is_accepted(users: dict) -> None:
+    """librdkafka < 2.6.1 sends r=<client nonce><client nonce><server nonce>; kcat 1.7 does."""
+    client = ScramClient("SCRAM-SHA-512", TENANT_KEY, TENANT_SECRET)
+    scram = server("SCRAM-SHA-512", users)
+    challenge = scram.step(client.first())
+    doubled = client.nonce + client.nonce + SERVER_NONCE
+    assert scram.step(client.final(challenge.response, nonce=doubled)).principal is not None
+    other = server("SCRAM-SHA-512", users)
+    challenge = other.step(client.first())
+    tripled = client.nonce * 3 + SERVER_NONCE
+    assert_failed(other.step(client.final(challenge.response, nonce=tripled)), "other-error")
+
+
 def test_replayed_client_final_fails_against_a_new_server_nonce(users: dict) -> None:
     """A final recorded from one exchange is useless in the next: the server nonce changed."""
     client = ScramClient("SCRAM-SHA-256", TENANT_KEY, TENANT_SECRET)
