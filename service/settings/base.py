@@ -8,7 +8,7 @@
 | SECRET_KEY          | (dev only default)                   | Django signing key                         |
 | ALLOWED_HOSTS       | 127.0.0.1,localhost                  | comma-separated                            |
 | BOOTSTRAP_SERVERS   | 127.0.0.1:9092                       | what the console shows clients             |
-| DEFAULT_REPLICATION_FACTOR | 3                             | for topics created without one             |
+| DEFAULT_REPLICATION_FACTOR | 1                             | for topics created without one (1 until brokers replicate) |
 | OPERATOR_BOOTSTRAP_SERVERS | BOOTSTRAP_SERVERS             | PLAINTEXT listener the admin client uses |
 | KAFKA_ADMIN_TIMEOUT_S | 5                                  | per admin request of the control plane     |
 | LAG_SNAPSHOT_INTERVAL_S | 5                                | consumer-lag snapshot period (Celery beat) |
@@ -122,7 +122,8 @@ SPECTACULAR_SETTINGS = {
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 ZOOKEEPER_CONNECT = os.environ.get("ZOOKEEPER_CONNECT", "127.0.0.1:2181/kafkasaas")
 BOOTSTRAP_SERVERS = os.environ.get("BOOTSTRAP_SERVERS", "127.0.0.1:9092")
-DEFAULT_REPLICATION_FACTOR = int(os.environ.get("DEFAULT_REPLICATION_FACTOR", "3"))
+# 1 until brokers replicate (issue 5): more replicas would be placed but not kept in sync.
+DEFAULT_REPLICATION_FACTOR = int(os.environ.get("DEFAULT_REPLICATION_FACTOR", "1"))
 OPERATOR_BOOTSTRAP_SERVERS = os.environ.get("OPERATOR_BOOTSTRAP_SERVERS", BOOTSTRAP_SERVERS)
 KAFKA_ADMIN_TIMEOUT_S = float(os.environ.get("KAFKA_ADMIN_TIMEOUT_S", "5"))
 LAG_SNAPSHOT_INTERVAL_S = float(os.environ.get("LAG_SNAPSHOT_INTERVAL_S", "5"))
