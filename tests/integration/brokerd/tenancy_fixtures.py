@@ -13,6 +13,7 @@ from typing import Any
 from kazoo.client import KazooClient
 
 from brokerd.protocol import ApiKey as Api
+from brokerd.protocol import ErrorCode
 from tenants import credentials, znodes
 from tenants import zookeeper as control_plane
 from tests.integration.brokerd.broker_process import BrokerProcess, WireClient
@@ -153,3 +154,18 @@ def confluent_auth(broker: SecureBroker, api_key: ApiKey) -> dict[str, str]:
     return {"bootstrap.servers": broker.sasl_bootstrap, "security.protocol": "SASL_PLAINTEXT",
             "sasl.mechanisms": "SCRAM-SHA-512", "sasl.username": api_key.key,
             "sasl.password": api_key.secret}
+
+
+def create_topic(client: WireClient, name: str, partitions: int = 1) -> None:
+    """CreateTopics that must succeed.  On a loaded machine ZooKeeper may answer after the
+    request's timeout (REQUEST_TIMED_OUT, topic possibly created): retry until it exists."""
+    deadline = time.monotonic() + 60
+    timed_out = False
+    while True:
+        error = client.request(Api.CREATE_TOPICS, 7, {"timeout_ms": 15000, "topics": [
+            {"name": name, "num_partitions": partitions, "replication_factor": 1}]})[
+                "topics"][0]["error_code"]
+        if error == 0 or (timed_out and error == ErrorCode.TOPIC_ALREADY_EXISTS):
+            return
+        assert error == ErrorCode.REQUEST_TIMED_OUT and time.monotonic() < deadline, error
+        timed_out = True

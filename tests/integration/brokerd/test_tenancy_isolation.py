@@ -24,6 +24,7 @@ from tests.integration.brokerd.tenancy_fixtures import (
     SecureBroker,
     add_api_key,
     confluent_auth,
+    create_topic,
     grant_tenant_admin,
     login,
     set_tenant,
@@ -184,9 +185,7 @@ def test_tenant_a_cannot_see_or_touch_tenant_b(secure: SecureBroker, zk: KazooCl
     before = _b_state(secure, b_key)
     assert before[0] == B_MESSAGES and before[2] == 7
     a = login(secure.sasl_port, a_key)
-    created = a.request(Api.CREATE_TOPICS, 7, {"timeout_ms": 15000, "topics": [
-        {"name": "payments", "num_partitions": 1, "replication_factor": 1}]})
-    assert created["topics"][0]["error_code"] == 0  # both tenants may own "payments"
+    create_topic(a, "payments")  # both tenants may own "payments"
     b_topic_id = _b_topic_id(zk)
     for name in TOPIC_GUESSES[1:]:
         _drive_topic_apis(a, name, b_topic_id)
@@ -212,9 +211,7 @@ def test_kcat_lists_only_the_tenants_topics(secure: SecureBroker, zk: KazooClien
     a_key, b_key = _tenant(zk, "acme"), _tenant(zk, "globex")
     for key, topic in ((a_key, "orders"), (b_key, "payments"), (b_key, "orders")):
         client = login(secure.sasl_port, key)
-        assert client.request(Api.CREATE_TOPICS, 7, {"timeout_ms": 15000, "topics": [
-            {"name": topic, "num_partitions": 1, "replication_factor": 1}]})[
-                "topics"][0]["error_code"] == 0
+        create_topic(client, topic)
         client.close()
     # PLAIN: kcat 1.7.1's librdkafka 2.0.2 repeats the client nonce in its SCRAM client-final
     # message, which every Kafka broker (and ours) rejects as a nonce mismatch.
