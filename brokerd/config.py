@@ -114,6 +114,10 @@ class BrokerConfig:
     # Compaction: Kafka's log.cleaner.enable and log.cleaner.backoff.ms (idle sleep).
     log_cleaner_enable: bool = True
     log_cleaner_backoff_ms: int = 15_000
+    # Usage metering (docs/brokerd.md, "Metering"): how often usage is appended to __usage
+    # (the window stays one minute) and the partition count __usage is created with.
+    metering_flush_interval_ms: int = 60_000
+    metering_topic_num_partitions: int = 12
 
     @property
     def advertised(self) -> tuple[Endpoint, ...]:
@@ -233,6 +237,8 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         if props.get("ssl.keystore.location") else None,
         max_connections_per_ip=_as_int(props, "max.connections.per.ip", 2_147_483_647),
         connections_max_idle_ms=_as_int(props, "connections.max.idle.ms", 600_000),
+        metering_flush_interval_ms=_as_int(props, "metering.flush.interval.ms", 60_000),
+        metering_topic_num_partitions=_as_int(props, "metering.topic.num.partitions", 12),
     )
     if config.broker_id < 0:
         raise ConfigError("broker.id must be a non-negative integer")
@@ -248,6 +254,8 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         raise ConfigError(f"ssl.keystore.location is required by {', '.join(tls)}")
     if config.max_connections_per_ip < 1 or config.connections_max_idle_ms < 1:
         raise ConfigError("max.connections.per.ip and connections.max.idle.ms must be >= 1")
+    if config.metering_flush_interval_ms < 1 or config.metering_topic_num_partitions < 1:
+        raise ConfigError("metering.flush.interval.ms and .topic.num.partitions must be >= 1")
     if config.socket_request_max_bytes < 1024:
         raise ConfigError("socket.request.max.bytes must be at least 1024")
     return config

@@ -34,6 +34,7 @@ from brokerd.server.auth import SecurityState
 from brokerd.server.listener import Listener
 from brokerd.server.log_cleaning import CleanerLoop
 from brokerd.server.metadata_cache import MetadataCache
+from brokerd.server.metering import BrokerMetering
 from brokerd.server.metrics import BrokerProbe
 from brokerd.server.producer_ids import ProducerIdAllocator
 from brokerd.server.quotas import BrokerQuotaGlue
@@ -60,6 +61,7 @@ class Broker:
         self.log_manager = LogManager(list(config.log_dirs), self.default_log_config)
         self.replicas = ReplicaManager(config.broker_id, self.log_manager)
         self.quotas = BrokerQuotaGlue()
+        self.metering = BrokerMetering(self)
         self.probe = BrokerProbe(self._log_sizes, lambda: self.quotas.latest_metrics)
         self.security = SecurityState(config.super_users, config.max_connections_per_ip)
         self.listeners = [Listener(endpoint, self) for endpoint in config.listeners]
@@ -97,6 +99,7 @@ class Broker:
         for listener in self.listeners:
             await listener.start_serving()
         self._housekeeping = loop.create_task(self._housekeep())
+        self.metering.start()
         if self.config.log_cleaner_enable:
             self._cleaner = CleanerLoop(self.log_manager, self.config.log_cleaner_backoff_ms / 1000)
             self._cleaner.start()
@@ -132,6 +135,7 @@ class Broker:
                                timeout=SHUTDOWN_GRACE_S)
         for listener in self.listeners:
             listener.close_connections()
+        await self.metering.close()  # after the last request, before the logs close
         if self._cleaner is not None:
             await self._cleaner.stop()  # no cleaning build may write after the logs close
         if self._logs_loaded:

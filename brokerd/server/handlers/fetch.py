@@ -158,4 +158,6 @@ async def handle(broker: Broker, request: Request) -> dict[str, Any]:
             return _response([], throttle_ms)  # Kafka: a throttled fetch carries no data
     for topic, nbytes in fetch_round.sent:  # only the round that is answered counts
         broker.probe.bytes_out(topic, nbytes)
+    if quoted:  # consumers only: follower fetches are replication, not billed
+        broker.metering.fetched(request, body["topics"], fetch_round.sent)
     return _response(responses)

@@ -82,6 +82,7 @@ async def handle(broker: Broker, request: Request) -> dict[str, Any] | None:
     throttle_ms = broker.quotas.produce_throttle(
         request.connection, request.header.client_id, request_bytes=request.frame_bytes,
         acks=acks, handler_time_ms=(time.perf_counter() - started) * 1000)
+    broker.metering.produced(request, body["topic_data"], responses)
     if acks == 0:
         failed = [p for r in responses for p in r["partition_responses"] if p["error_code"]]
         if failed:

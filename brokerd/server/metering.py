@@ -1,0 +1,268 @@
+"""The broker side of usage metering: the handlers' hooks and the ``__usage`` appender.
+
+Why a glue object: Produce and Fetch make one call each at the point where they already
+account bytes for quotas, and stay ignorant of tenants, windows and the usage topic.  The
+counting rules live in :mod:`brokerd.metering.usage`, the sequence rule in
+:mod:`brokerd.metering.sequences`.
+
+Who is metered: connections whose principal belongs to a tenant (operators, e.g. the
+PLAINTEXT listener's ``ANONYMOUS``, are not billed), on topics of that tenant (the guard has
+mapped them to ``<tenant>.<name>``; the records carry ``<name>``).  Internal topics are
+never a tenant's, so ``__consumer_offsets`` and ``__usage`` itself are not billed.  Storage
+is sampled from the partitions this broker leads whose topic is ``<tenant>.<name>`` of a
+tenant the broker knows (from ``/tenants``), so an operator topic that merely contains a
+dot is not billed to a tenant that does not exist.
+
+Every ``metering.flush.interval.ms`` (default one minute) :meth:`BrokerMetering.flush`
+samples storage, drains the accumulator into numbered records, saves the sequence book
+(before the records can leave the process), and appends every pending record to
+``__usage``:
+
+* the topic is created on first use like ``__consumer_offsets`` (``delete`` policy,
+  90 days' retention, ``metering.topic.num.partitions`` partitions, the offsets topic's
+  replication factor);
+* the record goes to partition ``crc32(tenant) % partitions`` when this broker leads it,
+  else to the next partition (in index order, wrapping) that it leads: an append never
+  leaves the broker, and the job reads every partition, so the partition only matters for
+  read parallelism and per-tenant order, not for correctness; with no ``__usage``
+  partition led here the records wait;
+* a record is dropped from the pending list only once its append is committed (the high
+  watermark passed it, i.e. ``acks=all``); a failed or uncommitted append is retried at the
+  next flush with the same (broker id, window start, sequence) and the same value, so a
+  copy that did land is deduplicated by the job, never double counted.  Batches carry no
+  producer id: the identity in the value is what deduplicates.
+
+Shutdown: :meth:`close` runs a last flush (the current, partial minute included; the saved
+sequence book keeps its sequences from being reused after the restart).  A kill -9 loses
+what was counted since the last flush plus any record not yet committed: at most one flush
+interval of usage.  Not thread-safe: the loop thread only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import zlib
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from brokerd.metering import (
+    SequenceBook,
+    TrafficKey,
+    UsageAccumulator,
+    UsageRecord,
+    load_sequence_book,
+    save_sequence_book,
+)
+from brokerd.protocol.records import build_batch
+from brokerd.server import topic_admin
+from brokerd.storage import StorageError
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.connection import Connection
+    from brokerd.server.request import Request
+
+log = logging.getLogger(__name__)
+
+USAGE_TOPIC = "__usage"
+# docs/billing.md asks for at least 62 days, so a month can be billed and re-billed.
+USAGE_TOPIC_CONFIGS = {"cleanup.policy": "delete", "retention.ms": str(90 * 24 * 3_600_000)}
+CREATE_WAIT_S = 10.0
+COMMIT_WAIT_S = 5.0
+_COMMIT_POLL_S = 0.005
+# One append's batch stays well under the default max.message.bytes (1 MiB).
+MAX_BATCH_BYTES = 512 * 1024
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class BrokerMetering:
+    """Meters tenant usage on one broker and appends it to ``__usage``."""
+
+    def __init__(self, broker: Broker, clock: Callable[[], int] = wall_clock_ms) -> None:
+        self._broker = broker
+        self._clock = clock
+        self._usage = UsageAccumulator()
+        self._book: SequenceBook | None = None  # loaded at start, after the log dirs exist
+        self._book_saved = True
+        self._pending: list[UsageRecord] = []
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def _state_dir(self) -> Path:
+        return self._broker.config.log_dirs[0]
+
+    # ---- hooks (Produce, Fetch) -----------------------------------------------------
+
+    def produced(self, request: Request, topic_data: list[dict[str, Any]],
+                 responses: list[dict[str, Any]]) -> None:
+        """A Produce request was answered: bill each tenant topic's accepted batches."""
+        now = self._clock()
+        for topic, answered in zip(topic_data, responses, strict=True):
+            key = self._key(request, topic["name"])
+            if key is None:
+                continue
+            accepted = sum(len(sent["records"]) for sent, result in
+                           zip(topic["partition_data"], answered["partition_responses"],
+                               strict=True)
+                           if result["error_code"] == 0 and sent["records"] is not None)
+            self._usage.add_produce(key, accepted, now)
+
+    def fetched(self, request: Request, topics: list[dict[str, Any]],
+                sent: Iterable[tuple[str, int]]) -> None:
+        """A consumer's Fetch was answered with ``sent`` = (topic, batch bytes) items."""
+        now = self._clock()
+        sent_bytes: dict[str, int] = {}
+        for name, nbytes in sent:
+            sent_bytes[name] = sent_bytes.get(name, 0) + nbytes
+        for wanted in topics:
+            key = self._key(request, wanted["topic"])
+            if key is not None:
+                self._usage.add_fetch(key, sent_bytes.get(wanted["topic"], 0), now)
+
+    def _key(self, request: Request, cluster_topic: str) -> TrafficKey | None:
+        connection: Connection = request.connection
+        principal, namespace = connection.principal, connection.namespace
+        if principal is None or principal.tenant is None or namespace is None:
+            return None
+        topic = namespace.to_tenant(cluster_topic)
+        if not topic:
+            return None
+        return TrafficKey(principal.tenant, principal.kafka_principal,
+                          request.header.client_id or "", topic)
+
+    # ---- lifecycle ------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Load the sequence book and flush every ``metering.flush.interval.ms``."""
+        self._book = load_sequence_book(self._state_dir)
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        interval_s = self._broker.config.metering_flush_interval_ms / 1000
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                await self.flush()
+            except Exception:
+                log.exception("metering flush failed; its records are retried next time")
+
+    async def close(self, timeout_s: float = 3.0) -> None:
+        """Stop the timer and flush what is pending, partial minute included."""
+        if self._task is None:
+            return
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task  # a flush it was in has stopped; its records are still pending
+        try:
+            await asyncio.wait_for(self.flush(), timeout=timeout_s)
+        except Exception:
+            log.exception("final metering flush failed: %d usage records are lost",
+                          len(self._pending))
+
+    # ---- flushing -------------------------------------------------------------------
+
+    async def flush(self) -> None:
+        """Sample storage, number the new records, save the book, append all pending."""
+        assert self._book is not None
+        now = self._clock()
+        self._sample_storage(now)
+        records = self._usage.drain(self._broker.config.broker_id, self._book)
+        self._pending.extend(records)
+        if records or not self._book_saved:
+            self._book.prune(now)
+            try:
+                save_sequence_book(self._state_dir, self._book)
+                self._book_saved = True
+            except OSError as exc:
+                self._book_saved = False  # nothing numbered from it may leave the process
+                log.warning("cannot save the metering sequence book: %s", exc)
+                return
+        if self._pending and await self._ensure_topic():
+            await self._append_pending()
+
+    def _sample_storage(self, now: int) -> None:
+        security = self._broker.security
+        for hosted in self._broker.replicas.partitions():
+            tenant, separator, topic = hosted.topic.partition(".")
+            if separator and topic and security.max_partitions(tenant) > 0:
+                self._usage.sample_storage(tenant, topic, hosted.index,
+                                           int(hosted.log.size_bytes), now)
+
+    async def _ensure_topic(self) -> bool:
+        broker = self._broker
+        if broker.cache.topic(USAGE_TOPIC) is not None:
+            return True
+        result, _ = await topic_admin.create_topic(
+            broker, USAGE_TOPIC, broker.config.metering_topic_num_partitions,
+            broker.config.offsets_topic_replication_factor, configs=dict(USAGE_TOPIC_CONFIGS),
+            timeout_s=CREATE_WAIT_S)
+        if not result.ok and not broker.cache.has_leaders(USAGE_TOPIC):
+            log.warning("cannot create %s yet: %s", USAGE_TOPIC, result.error_message)
+            return False
+        return True
+
+    def _target_partition(self, tenant: str, partitions: int) -> int | None:
+        """The tenant's home partition if led here, else the next one led here."""
+        home = zlib.crc32(tenant.encode()) % partitions
+        for step in range(partitions):
+            candidate = (home + step) % partitions
+            if self._broker.replicas.get(USAGE_TOPIC, candidate) is not None:
+                return candidate
+        return None
+
+    async def _append_pending(self) -> None:
+        metadata = self._broker.cache.topic(USAGE_TOPIC)
+        if metadata is None:
+            return
+        by_partition: dict[int, list[UsageRecord]] = {}
+        for record in self._pending:
+            partition = self._target_partition(record.tenant, len(metadata.replicas))
+            if partition is not None:
+                by_partition.setdefault(partition, []).append(record)
+        committed: set[UsageRecord] = set()
+        for partition, records in sorted(by_partition.items()):
+            for batch in _batches(records):
+                if await self._append(partition, batch):
+                    committed.update(batch)
+        self._pending = [record for record in self._pending if record not in committed]
+
+    async def _append(self, partition: int, records: list[UsageRecord]) -> bool:
+        """Append one batch as leader; True once committed (high watermark past it)."""
+        hosted = self._broker.replicas.get(USAGE_TOPIC, partition)
+        if hosted is None:
+            return False
+        now = self._clock()
+        batch = build_batch([(r.tenant.encode(), r.value, [], now) for r in records])
+        try:
+            result = hosted.append_as_leader(memoryview(batch))
+        except StorageError as exc:
+            log.warning("appending usage to %s-%d failed: %s", USAGE_TOPIC, partition, exc)
+            return False
+        deadline = time.monotonic() + COMMIT_WAIT_S
+        while hosted.high_watermark <= result.last_offset:
+            if (time.monotonic() >= deadline
+                    or self._broker.replicas.get(USAGE_TOPIC, partition) is not hosted):
+                return False
+            await asyncio.sleep(_COMMIT_POLL_S)
+        return True
+
+
+def _batches(records: list[UsageRecord]) -> Iterable[list[UsageRecord]]:
+    """Consecutive groups of records whose values add up to at most MAX_BATCH_BYTES."""
+    batch: list[UsageRecord] = []
+    size = 0
+    for record in records:
+        if batch and size + len(record.value) > MAX_BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+        batch.append(record)
+        size += len(record.value)
+    if batch:
+        yield batch
