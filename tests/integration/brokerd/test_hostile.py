@@ -9,13 +9,15 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from brokerd.protocol import ApiKey, ErrorCode, encode_request
 from brokerd.protocol.records import BATCH_HEADER_SIZE, build_batch
 from tests.integration.brokerd.broker_process import BrokerProcess, WireClient
+from tests.integration.brokerd.tenancy_fixtures import SecureBroker, start_secure_broker
 
 MAX_REQUEST_BYTES = 64 * 1024
 
@@ -146,6 +148,9 @@ def _fuzz(port: int, stop: threading.Event, sent: list[int], seed: int) -> None:
                                               "partition_max_bytes": 1024}]}]}),
         encode_request(ApiKey.API_VERSIONS, 3, 4, "fuzz", {}),
         encode_request(ApiKey.LIST_OFFSETS, 7, 5, "fuzz", {"replica_id": -1, "topics": []}),
+        encode_request(ApiKey.SASL_HANDSHAKE, 1, 6, "fuzz", {"mechanism": "SCRAM-SHA-256"}),
+        encode_request(ApiKey.SASL_AUTHENTICATE, 2, 7, "fuzz", {
+            "auth_bytes": b"n,,n=someone,r=0123456789abcdef"}),
     ]
     while not stop.is_set():
         try:
@@ -162,11 +167,19 @@ def _fuzz(port: int, stop: threading.Event, sent: list[int], seed: int) -> None:
             pass  # the broker closed us mid-send: expected for bad frames
 
 
-def test_fuzzed_frames_do_not_disturb_a_well_behaved_producer(
-        start_broker: Callable[..., BrokerProcess]) -> None:
+@pytest.fixture
+def fuzz_target(zk_connect: str, tmp_path: Path) -> Iterator[SecureBroker]:
+    secure = start_secure_broker(zk_connect, tmp_path, **{"socket.request.max.bytes": "1048576"})
+    yield secure
+    secure.stop()
+
+
+def test_fuzzed_frames_do_not_disturb_a_well_behaved_producer(fuzz_target: SecureBroker
+                                                               ) -> None:
     from confluent_kafka import Consumer, Producer
 
-    broker = start_broker(**{"socket_request_max_bytes": str(1 << 20)})
+    secure = fuzz_target
+    broker = secure.process
     producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all",
                          "enable.idempotence": True, "linger.ms": 2})
     acknowledged: list[bytes] = []
@@ -182,8 +195,9 @@ def test_fuzzed_frames_do_not_disturb_a_well_behaved_producer(
     assert producer.flush(10) == 0
     stop = threading.Event()
     sent = [0]
-    fuzzers = [threading.Thread(target=_fuzz, args=(broker.port, stop, sent, seed))
-               for seed in range(4)]
+    # Half the fuzzers hit the operator listener, half the SASL one (before any login).
+    fuzzers = [threading.Thread(target=_fuzz, args=(port, stop, sent, seed))
+               for seed, port in enumerate([broker.port, secure.sasl_port] * 2)]
     for fuzzer in fuzzers:
         fuzzer.start()
     deadline = time.monotonic() + 6
@@ -214,3 +228,4 @@ def test_fuzzed_frames_do_not_disturb_a_well_behaved_producer(
     consumer.close()
     assert wanted <= stored, f"{len(wanted - stored)} acknowledged messages missing"
     _still_serving(broker)
+    assert "request from" not in broker.output()  # no handler crashed on any frame
