@@ -8,6 +8,8 @@ import uuid
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.security import Authorizer, Principal, TenantNamespace
@@ -201,3 +203,18 @@ def test_offset_commit_withholds_denied_topics_from_the_handler() -> None:
         {"name": "mine", "partitions": [{"partition_index": 0, "error_code": 0}]},
         {"name": "theirs", "partitions": [
             {"partition_index": 3, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}]}]
+
+
+@given(st.lists(st.text(max_size=30), min_size=1, max_size=5))
+def test_whatever_a_tenant_names_stays_inside_its_namespace(names: list[str]) -> None:
+    """Hostile names (other tenants' prefixes, dots, NULs, internal names) only ever reach
+    the handler as ``acme.<name>`` or as a sentinel, and come back as they were sent."""
+    guard = _guard(ApiKey.LIST_OFFSETS, _acl("Describe", name="acme.x"))
+    body = {"replica_id": -1, "topics": [{"name": n, "partitions": []} for n in names]}
+    guard.admit(body, 7)
+    sent = [t["name"] for t in body["topics"]]
+    assert all(n.startswith("acme.x") or n.startswith("\0") for n in sent)
+    assert all(n.startswith("acme.") for n in sent if not n.startswith("\0"))
+    response = {"topics": [{"name": n, "partitions": [], "error_code": 0} for n in sent]}
+    guard.restore(response)
+    assert [t["name"] for t in response["topics"]] == names
