@@ -1,5 +1,6 @@
-"""SASL_SSL on a live broker: TLS with the local CA of scripts/certs.sh, SCRAM-SHA-512 with
-confluent-kafka, Fetch over TLS (the pread path: sendfile cannot encrypt)."""
+"""TLS listeners on a live broker: SASL_SSL with the local CA of scripts/certs.sh and
+SCRAM-SHA-512 via confluent-kafka, Fetch over TLS (the pread path: sendfile cannot
+encrypt), and the SSL listener without SASL (operator)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from tests.integration.brokerd.broker_process import BrokerProcess
 from tests.integration.brokerd.tenancy_fixtures import (
     CERTS_SCRIPT,
     SecureBroker,
@@ -19,6 +21,7 @@ from tests.integration.brokerd.tenancy_fixtures import (
     set_tenant,
     start_secure_broker,
 )
+from tests.support.services import free_port
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +79,24 @@ def test_tls_rejects_a_client_that_does_not_trust_the_ca(secure: SecureBroker,
     with pytest.raises(KafkaException, match="transport failure"):
         admin.list_topics(timeout=3)
     assert secure.process.process is not None and secure.process.process.poll() is None
+
+
+def test_ssl_listener_without_sasl_is_an_operator_listener(zk_connect: str, tmp_path: Path,
+                                                           tls_dir: Path) -> None:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient
+
+    ssl_port = free_port()
+    broker = BrokerProcess(zk_connect, tmp_path / "logs",
+                           properties={"ssl.keystore.location": str(tls_dir / "broker.pem")},
+                           extra_listeners=(f"SSL://127.0.0.1:{ssl_port}",)).start()
+    try:
+        config = {"bootstrap.servers": f"127.0.0.1:{ssl_port}", "security.protocol": "SSL",
+                  "ssl.ca.location": str(tls_dir / "ca.pem")}
+        producer = Producer(config)
+        producer.produce("__ops", b"operator names are not mapped")
+        assert producer.flush(15) == 0
+        topics = AdminClient(config).list_topics(timeout=10).topics
+        assert "__ops" in topics  # the real cluster name: ANONYMOUS is an operator
+    finally:
+        broker.stop(timeout=15)
