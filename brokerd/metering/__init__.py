@@ -5,6 +5,7 @@ network I/O, so every rule (windows, keys, sequences, storage samples) is a mill
 test.  ``brokerd.server.metering`` feeds it from the handlers and appends its records.
 """
 
+from brokerd.metering.pending import load_pending, save_pending
 from brokerd.metering.sequences import SequenceBook, load_sequence_book, save_sequence_book
 from brokerd.metering.usage import (
     HOUR_MS,
@@ -16,4 +17,5 @@ from brokerd.metering.usage import (
 )
 
 __all__ = ["HOUR_MS", "WINDOW_MS", "SequenceBook", "TrafficKey", "UsageAccumulator",
-           "UsageRecord", "load_sequence_book", "save_sequence_book", "window_start"]
+           "UsageRecord", "load_pending", "load_sequence_book", "save_pending",
+           "save_sequence_book", "window_start"]

@@ -75,14 +75,19 @@ def load_sequence_book(directory: Path) -> SequenceBook:
 
 def save_sequence_book(directory: Path, book: SequenceBook) -> None:
     """Replace the saved book atomically and durably."""
-    path = directory / SEQUENCE_FILE
+    write_atomically(directory / SEQUENCE_FILE, book.to_json())
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace ``path`` by ``data``: a reader (or a restart after a crash) sees the old
+    content or the new, never a torn one."""
     temporary = path.with_suffix(".tmp")
     with open(temporary, "wb") as handle:
-        handle.write(book.to_json())
+        handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)
-    directory_fd = os.open(directory, os.O_RDONLY)
+    directory_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(directory_fd)
     finally:

@@ -33,7 +33,9 @@ samples storage, drains the accumulator into numbered records, saves the sequenc
   producer id: the identity in the value is what deduplicates.
 
 Shutdown: :meth:`close` runs a last flush (the current, partial minute included; the saved
-sequence book keeps its sequences from being reused after the restart).  A kill -9 loses
+sequence book keeps its sequences from being reused after the restart) and keeps the
+records it could not append in ``metering-pending.json``, re-sent after the restart
+(:mod:`brokerd.metering.pending`), so a clean shutdown loses nothing.  A kill -9 loses
 what was counted since the last flush plus any record not yet committed: at most one flush
 interval of usage.  Not thread-safe: the loop thread only.
 """
@@ -54,7 +56,9 @@ from brokerd.metering import (
     TrafficKey,
     UsageAccumulator,
     UsageRecord,
+    load_pending,
     load_sequence_book,
+    save_pending,
     save_sequence_book,
 )
 from brokerd.protocol.records import build_batch
@@ -92,6 +96,7 @@ class BrokerMetering:
         self._book: SequenceBook | None = None  # loaded at start, after the log dirs exist
         self._book_saved = True
         self._pending: list[UsageRecord] = []
+        self._pending_on_disk = False  # a previous run's records are in metering-pending.json
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -140,8 +145,11 @@ class BrokerMetering:
     # ---- lifecycle ------------------------------------------------------------------
 
     def start(self) -> None:
-        """Load the sequence book and flush every ``metering.flush.interval.ms``."""
+        """Load the sequence book and what the last run could not append, then flush
+        every ``metering.flush.interval.ms``."""
         self._book = load_sequence_book(self._state_dir)
+        self._pending = load_pending(self._state_dir)
+        self._pending_on_disk = bool(self._pending)
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
@@ -154,21 +162,27 @@ class BrokerMetering:
                 log.exception("metering flush failed; its records are retried next time")
 
     async def close(self, timeout_s: float = 3.0) -> None:
-        """Stop the timer and flush what is pending, partial minute included."""
+        """Stop the timer and flush what is pending, partial minute included; what
+        cannot be appended now is kept on disk for the next start.
+
+        ``__usage`` is not created here: a shutting-down broker ignores the new topic's
+        leadership, so the creation could only time out."""
         if self._task is None:
             return
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task  # a flush it was in has stopped; its records are still pending
         try:
-            await asyncio.wait_for(self.flush(), timeout=timeout_s)
+            await asyncio.wait_for(self.flush(create_topic=False), timeout=timeout_s)
         except Exception:
-            log.exception("final metering flush failed: %d usage records are lost",
-                          len(self._pending))
+            log.exception("final metering flush failed; its records are kept for the restart")
+        if self._pending:
+            log.warning("keeping %d usage records for the next start", len(self._pending))
+        save_pending(self._state_dir, self._pending)
 
     # ---- flushing -------------------------------------------------------------------
 
-    async def flush(self) -> None:
+    async def flush(self, create_topic: bool = True) -> None:
         """Sample storage, number the new records, save the book, append all pending."""
         assert self._book is not None
         now = self._clock()
@@ -184,8 +198,11 @@ class BrokerMetering:
                 self._book_saved = False  # nothing numbered from it may leave the process
                 log.warning("cannot save the metering sequence book: %s", exc)
                 return
-        if self._pending and await self._ensure_topic():
+        if self._pending and await self._ensure_topic(create_topic):
             await self._append_pending()
+        if self._pending_on_disk and not self._pending:
+            save_pending(self._state_dir, [])  # the previous run's records are committed
+            self._pending_on_disk = False
 
     def _sample_storage(self, now: int) -> None:
         security = self._broker.security
@@ -195,10 +212,12 @@ class BrokerMetering:
                 self._usage.sample_storage(tenant, topic, hosted.index,
                                            int(hosted.log.size_bytes), now)
 
-    async def _ensure_topic(self) -> bool:
+    async def _ensure_topic(self, create: bool) -> bool:
         broker = self._broker
         if broker.cache.topic(USAGE_TOPIC) is not None:
             return True
+        if not create:
+            return False
         result, _ = await topic_admin.create_topic(
             broker, USAGE_TOPIC, broker.config.metering_topic_num_partitions,
             broker.config.offsets_topic_replication_factor, configs=dict(USAGE_TOPIC_CONFIGS),

@@ -230,3 +230,22 @@ def test_usage_matches_known_volumes_and_survives_restarts(
     produce_batches(secure, globex, 0, 1, 10)
     # ...but nothing else is: every later byte is metered once, under fresh identities.
     wait_until_metered(secure.process.bootstrap, [acme, globex])
+
+
+def test_usage_counted_before_a_clean_shutdown_is_appended_after_the_restart(
+        zk_connect: str, zk: KazooClient, tmp_path: Path) -> None:
+    """No flush ran and ``__usage`` did not exist yet: the shutdown keeps the records on
+    disk, and the restarted broker creates the topic and appends them."""
+    secure = start_secure_broker(zk_connect, tmp_path, **{
+        **FLUSH_PROPERTIES, "metering.flush.interval.ms": str(3_600_000)})
+    try:
+        acme = make_tenant(zk, secure, "acme", "orders", partitions=1)
+        produce_batches(secure, acme, 0, 3, 800)
+        secure.process.stop(timeout=15)
+        assert (secure.process.log_dir / "metering-pending.json").exists()
+        secure.process.properties.update(FLUSH_PROPERTIES)
+        secure.process.start()
+        wait_until_metered(secure.process.bootstrap, [acme])
+        assert not (secure.process.log_dir / "metering-pending.json").exists()
+    finally:
+        secure.stop()

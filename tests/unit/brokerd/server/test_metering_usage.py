@@ -13,7 +13,9 @@ from brokerd.metering import (
     SequenceBook,
     TrafficKey,
     UsageAccumulator,
+    load_pending,
     load_sequence_book,
+    save_pending,
     save_sequence_book,
     window_start,
 )
@@ -134,3 +136,15 @@ def test_an_unreadable_sequence_book_is_an_error_not_a_fresh_start(tmp_path: Pat
     (tmp_path / "metering-sequences.json").write_text('{"version": 9, "next": {}}')
     with pytest.raises(ValueError):
         load_sequence_book(tmp_path)
+
+
+def test_pending_records_survive_a_restart_byte_for_byte(tmp_path: Path) -> None:
+    usage = UsageAccumulator()
+    usage.add_produce(ACME, 123, T0)
+    usage.add_fetch(GLOBEX, 45, T0)
+    records = usage.drain(3, SequenceBook())
+    save_pending(tmp_path, records)
+    assert load_pending(tmp_path) == records
+    save_pending(tmp_path, [])  # all committed: the file goes
+    assert not (tmp_path / "metering-pending.json").exists()
+    assert load_pending(tmp_path) == []
