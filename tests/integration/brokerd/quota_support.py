@@ -4,6 +4,7 @@ producer/consumer that push as fast as they can while recording throttles and er
 
 from __future__ import annotations
 
+import functools
 import time
 import urllib.request
 import uuid
@@ -114,7 +115,7 @@ def push(client: Producer, topic: str, seconds: float, stats: PushStats,
         try:
             client.produce(topic, value, partition=partitions[sent // value_bytes
                                                               % len(partitions)],
-                           on_delivery=lambda e, m, t=now: delivered(e, m, t))
+                           on_delivery=functools.partial(delivered, enqueued=now))
             sent += value_bytes
         except BufferError:
             client.poll(0.01)
@@ -143,7 +144,7 @@ def consume(bootstrap: str, client_id: str, topic: str, seconds: float, stats: P
             if message.error() is not None:
                 stats.errors.append(str(message.error()))
                 continue
-            stats.delivered_bytes += len(message.value())
+            stats.delivered_bytes += len(message.value() or b"")
             arrivals.append(time.monotonic())
     finally:
         client.close()
