@@ -10,10 +10,10 @@ offers 3x its quota from a separate process, so its client never competes with q
 a GIL), swapping the order every round so drift (a filling page cache, other load on the
 machine) hits both cases alike.  Each quiet phase measures, one after the other:
 
-* throughput: one producer pushing 1 KiB values as fast as it can for ``--seconds``
-  (acks=1, linger.ms=5, 1 MB batches); MB/s of acknowledged payload;
 * latency: one producer sending 2 000 x 1 KiB values/s for ``--seconds`` with linger.ms=0;
-  produce() to delivery report per record, p50 and p99.
+  produce() to delivery report per record, p50 and p99;
+* throughput: one producer pushing 1 KiB values as fast as it can for ``--seconds``
+  (acks=1, linger.ms=5, 1 MB batches); MB/s of acknowledged payload.
 
 Each case's figure is the median over its rounds.  Criteria from issue 7: beside noisy,
 quiet keeps >= 90 % of its throughput, and of its p99 latency (alone p99 / beside p99).
