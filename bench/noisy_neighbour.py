@@ -60,6 +60,9 @@ THROUGHPUT_CONFIG: dict[str, Any] = {"acks": 1, "linger.ms": 5, "compression.typ
                                      "queue.buffering.max.kbytes": 65536}
 LATENCY_CONFIG: dict[str, Any] = {"acks": 1, "linger.ms": 0, "compression.type": "none"}
 ALONE, BESIDE = "quiet alone", "quiet beside noisy"
+# Before each case: noisy gets past its cold-start window (so it runs at its quota), and the
+# alone case waits as long, so both start after the same write-back pause.
+PAUSE_S = 2.0
 
 
 @dataclass
@@ -152,12 +155,11 @@ def beside_noisy(quiet_config: dict[str, Any], noisy_config: dict[str, Any], quo
                  seconds: float, metrics_port: int) -> tuple[QuietFigures, float]:
     """Quiet's figures while noisy offers 3x its quota, and noisy's rate at the broker."""
     results: multiprocessing.Queue = multiprocessing.Queue()  # type: ignore[type-arg]
-    warm_up_s = 2.0  # past noisy's cold-start window, so it runs at its quota
-    noisy_s = warm_up_s + 2 * seconds + 1
+    noisy_s = PAUSE_S + 2 * seconds + 1
     noisy_process = multiprocessing.Process(target=noisy_client, args=(
         noisy_config, 3 * quota, noisy_s, results))
     noisy_process.start()
-    time.sleep(warm_up_s)
+    time.sleep(PAUSE_S)
     before = counter(metrics_port, "kafka_server_bytes_in_total", topic="noisy.events")
     measured_from = time.monotonic()
     figures = measure_quiet(quiet_config, seconds)
@@ -219,6 +221,7 @@ def main() -> int:
             # Alternate the order: drift (page cache, other load) then hits both cases.
             for case in (ALONE, BESIDE) if round_number % 2 == 0 else (BESIDE, ALONE):
                 if case == ALONE:
+                    time.sleep(PAUSE_S)  # the same pause the noisy case spends warming up
                     figures[case].append(measure_quiet(quiet_config, args.seconds))
                 else:
                     measured, noisy_rate = beside_noisy(
