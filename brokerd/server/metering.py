@@ -178,7 +178,10 @@ class BrokerMetering:
             log.exception("final metering flush failed; its records are kept for the restart")
         if self._pending:
             log.warning("keeping %d usage records for the next start", len(self._pending))
-        save_pending(self._state_dir, self._pending)
+        try:
+            save_pending(self._state_dir, self._pending)
+        except OSError as exc:  # the shutdown goes on; these records are lost
+            log.error("cannot keep %d usage records: %s", len(self._pending), exc)
 
     # ---- flushing -------------------------------------------------------------------
 
