@@ -14,7 +14,7 @@ from pathlib import Path
 from tests.support.services import REPO_ROOT
 
 BROKERD_LAYERS = ["protocol", "storage", "replication", "coordination", "groups", "quota",
-                  "security", "server"]
+                  "security", "metering", "server"]
 CONTROL_PLANE = ["service", "tenants", "quotas", "dashboard"]
 DJANGO_SIDE = {"django", "rest_framework", "drf_spectacular", "celery", "channels", *CONTROL_PLANE}
 
