@@ -9,7 +9,9 @@ Formats (all paths below the deployment's chroot):
 
 * ``/brokers/ids/<id>`` (ephemeral) ``{"version":5,"host":h,"port":p,"endpoints":[url…],
   "listener_security_protocol_map":{name:protocol},"jmx_port":-1,"timestamp":"<ms>",
-  "rack":r|null,"features":{}}``
+  "rack":r|null,"features":{},"metrics_port":m}`` (``metrics_port`` is ours, not Kafka's: where
+  the broker serves Prometheus text, -1 for none; the control plane reads per-entity quota
+  usage there)
 * ``/brokers/topics/<t>`` ``{"version":3,"topic_id":"<base64url uuid>",
   "partitions":{"0":[1,2]},"adding_replicas":{},"removing_replicas":{}}``
 * ``/brokers/topics/<t>/partitions/<p>/state`` ``{"controller_epoch":e,"leader":b,
@@ -98,6 +100,7 @@ class BrokerRegistration:
     port: int
     endpoints: tuple[str, ...] = ()
     rack: str | None = None
+    metrics_port: int = -1
 
     def encode(self, timestamp_ms: int) -> bytes:
         names = [url.split("://", 1)[0] for url in self.endpoints]
@@ -111,6 +114,7 @@ class BrokerRegistration:
             "version": 5,
             "timestamp": str(timestamp_ms),
             "rack": self.rack,
+            "metrics_port": self.metrics_port,
         })
 
     @classmethod
@@ -123,7 +127,8 @@ class BrokerRegistration:
             address = endpoints[0].split("://", 1)[1]
             host, _, port_text = address.rpartition(":")
             port = int(port_text)
-        return cls(broker_id, str(host), int(port), endpoints, value.get("rack"))
+        return cls(broker_id, str(host), int(port), endpoints, value.get("rack"),
+                   int(value.get("metrics_port", -1)))
 
 
 @dataclass(frozen=True)

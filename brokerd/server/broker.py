@@ -85,7 +85,8 @@ class Broker:
         advertised = self.config.advertised
         registration = BrokerRegistration(
             self.config.broker_id, advertised[0].host, advertised[0].port,
-            tuple(endpoint.url for endpoint in advertised), self.config.rack)
+            tuple(endpoint.url for endpoint in advertised), self.config.rack,
+            self.config.metrics_port if self.config.metrics_port is not None else -1)
         self.coordinator = ZkCoordinator(
             self.config.zookeeper_connect, registration, self, loop,
             session_timeout_s=self.config.zookeeper_session_timeout_ms / 1000)

@@ -22,11 +22,12 @@ def test_topic_id_is_kafka_base64url_without_padding() -> None:
 
 
 def test_broker_registration_json() -> None:
-    registration = znodes.BrokerRegistration(3, "h", 9092, ("PLAINTEXT://h:9092",), "r1")
+    registration = znodes.BrokerRegistration(3, "h", 9092, ("PLAINTEXT://h:9092",), "r1", 9103)
     value = json.loads(registration.encode(1234))
     assert value == {"features": {}, "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
                      "endpoints": ["PLAINTEXT://h:9092"], "jmx_port": -1, "port": 9092,
-                     "host": "h", "version": 5, "timestamp": "1234", "rack": "r1"}
+                     "host": "h", "version": 5, "timestamp": "1234", "rack": "r1",
+                     "metrics_port": 9103}
     assert znodes.BrokerRegistration.decode(3, registration.encode(1)) == registration
     # a broker without a PLAINTEXT listener writes host null / port -1
     sasl_only = b'{"version":5,"host":null,"port":-1,"endpoints":["SASL_SSL://s:9292"]}'
