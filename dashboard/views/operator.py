@@ -16,6 +16,7 @@ from tenants.zookeeper import client
 
 from ..cluster import read_cluster
 from ..forms import TenantForm
+from ..quota_usage import ClusterUsage, scrape
 from .common import operator_view, run_service
 
 
@@ -48,7 +49,10 @@ def tenant_status(request: HttpRequest, slug: str) -> HttpResponse:
 @operator_view
 def brokers(request: HttpRequest) -> HttpResponse:
     try:
-        view, error = read_cluster(client()), ""
+        zk = client()
+        view, usage, error = read_cluster(zk), scrape(zk), ""
     except (KazooException, KazooTimeoutError) as exc:  # the latter: could not connect at all
-        view, error = None, f"ZooKeeper is unreachable: {exc}"
-    return render(request, "dashboard/ops_brokers.html", {"cluster": view, "error": error})
+        view, usage, error = None, ClusterUsage(), f"ZooKeeper is unreachable: {exc}"
+    return render(request, "dashboard/ops_brokers.html", {
+        "cluster": view, "error": error, "throttled": usage.throttled(),
+        "unreachable": usage.unreachable})

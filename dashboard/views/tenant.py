@@ -18,11 +18,13 @@ from quotas.models import QuotaOverride
 from tenants import services
 from tenants.api.access import is_operator, visible_tenants
 from tenants.models import Acl, ApiKey, ClientId, Principal, Tenant, Topic
+from tenants.zookeeper import client
 
 from ..clients import client_settings
 from ..forms import AclForm, ApiKeyForm, ClientIdForm, ServiceAccountForm, TopicForm
 from ..models import TopicThroughput
 from ..quota_levels import KEYS, Effective, effective_quotas
+from ..quota_usage import QUOTA_TYPES, ClusterUsage, scrape
 from ..templatetags.console import rate
 from .common import run_service, tenant_view
 
@@ -166,14 +168,33 @@ def _display(key: str, effective: Effective) -> str:
     return rate(int(effective.value))
 
 
+def _usage(usage: ClusterUsage, user: str, client_id: str | None) -> list[str]:
+    """Per quota type: "<rate> of <limit> on broker N" where the broker measures the most."""
+    def shown(key: str, value: float | None) -> str:
+        if value is None:
+            return "unlimited"
+        return f"{value:.3g} %" if key == "request_percentage" else rate(int(value))
+
+    cells = []
+    for quota_type, key in QUOTA_TYPES.items():
+        peak = usage.peak(quota_type, user, client_id)
+        cells.append("idle" if peak is None else
+                     f"{shown(key, peak.rate)} of {shown(key, peak.limit)} on broker {peak.broker_id}")
+    return cells
+
+
 @tenant_view
 def quotas(request: HttpRequest, tenant: Tenant) -> HttpResponse:
     """What the control plane knows: the plan's defaults, the overrides, and per principal and
     client id the quota each key resolves to and the level it comes from (Kafka's precedence).
 
-    The quota a broker enforces per connection and current usage live in the brokers; until
-    they report them, this page shows the configuration only.
+    Current usage comes from the brokers' metrics: quotas are per broker, so each row shows the
+    broker where the principal uses the most of each quota, against the limit that broker applies.
     """
+    try:
+        usage, usage_error = scrape(client(), tenants=[tenant.slug]), ""
+    except Exception as exc:  # ZooKeeper unreachable: the configuration is still worth showing
+        usage, usage_error = ClusterUsage(), f"current usage unavailable: {exc}"
     overrides = QuotaOverride.objects.filter(tenant=tenant).select_related(
         "principal__tenant").order_by("entity_path")
     applicable = QuotaOverride.objects.filter(Q(tenant=tenant) | Q(tenant__isnull=True)
@@ -188,6 +209,8 @@ def quotas(request: HttpRequest, tenant: Tenant) -> HttpResponse:
                                         tenant.plan.quota_config())
             effective.append({"principal": principal.name, "client_id": client_id,
                               "quotas": [(_display(key, resolved[key]), resolved[key].level)
-                                         for key in KEYS]})
+                                         for key in KEYS],
+                              "usage": _usage(usage, principal.kafka_user, client_id)})
     return render(request, "dashboard/quotas.html", {
-        "tenant": tenant, "plan": tenant.plan, "overrides": overrides, "effective": effective})
+        "tenant": tenant, "plan": tenant.plan, "overrides": overrides, "effective": effective,
+        "unreachable": usage.unreachable, "usage_error": usage_error})
