@@ -17,6 +17,8 @@ from hypothesis import HealthCheck, settings
 
 from tests.support.services import ManagedProcess, redis_answers, start_redis, start_zookeeper
 
+pytest_plugins = ["tests.support.tenant_fixtures"]
+
 _owned: list[ManagedProcess] = []
 
 # Property tests judge correctness, not speed: on a loaded 2-core CI machine a single example

@@ -9,30 +9,9 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from quotas.models import Plan
-from tenants import services
-from tenants.models import Principal, Tenant
+from tenants.models import Tenant
 from tests.integration.brokerd.broker_process import BrokerProcess
 from tests.support.services import free_port
-
-
-@pytest.fixture
-def plan(db) -> Plan:  # type: ignore[no-untyped-def]
-    return Plan.objects.create(slug="basic", name="Basic", max_partitions=20,
-                               producer_byte_rate=1_048_576, consumer_byte_rate=2_097_152)
-
-
-@pytest.fixture
-def operator(django_user_model):  # type: ignore[no-untyped-def]
-    return django_user_model.objects.create_user("op", password="pw", is_staff=True)
-
-
-@pytest.fixture
-def make_tenant(plan: Plan, operator) -> Callable[[str], Tenant]:  # type: ignore[no-untyped-def]
-    def make(slug: str) -> Tenant:
-        return services.create_tenant(operator, slug=slug, name=slug.title(), plan=plan)
-
-    return make
 
 
 @pytest.fixture
@@ -46,15 +25,12 @@ def globex(make_tenant: Callable[[str], Tenant]) -> Tenant:
 
 
 @pytest.fixture
-def admin_client_for(django_user_model) -> Callable[[Tenant], Client]:  # type: ignore[no-untyped-def]
+def admin_client_for(make_tenant_admin) -> Callable[[Tenant], Client]:  # type: ignore[no-untyped-def]
     """A browser-like client signed in (session) as the admin of the given tenant."""
 
     def make(tenant: Tenant) -> Client:
-        user = django_user_model.objects.create_user(f"admin-{tenant.slug}", password="pw")
-        services.create_principal(None, tenant, name=f"admin-{tenant.slug}", kind=Principal.USER,
-                                  role=Principal.ADMIN, user=user)
         client = Client()
-        client.force_login(user)
+        client.force_login(make_tenant_admin(tenant))
         return client
 
     return make

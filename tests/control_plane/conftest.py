@@ -13,9 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from rest_framework.test import APIClient
 
-from quotas.models import Plan
-from tenants import services
-from tenants.models import Principal, Tenant
+from tenants.models import Tenant
 
 
 @pytest.fixture(scope="session")
@@ -42,17 +40,6 @@ def publishing(celery_worker_thread, transactional_db, settings, zk_connect) -> 
 
 
 @pytest.fixture
-def plan(db) -> Plan:  # type: ignore[no-untyped-def]
-    return Plan.objects.create(slug="basic", name="Basic", max_partitions=20,
-                               producer_byte_rate=1_048_576, consumer_byte_rate=2_097_152)
-
-
-@pytest.fixture
-def operator(django_user_model):  # type: ignore[no-untyped-def]
-    return django_user_model.objects.create_user("op", password="pw", is_staff=True)
-
-
-@pytest.fixture
 def operator_api(operator) -> APIClient:  # type: ignore[no-untyped-def]
     client = APIClient()
     client.force_authenticate(operator)
@@ -60,23 +47,12 @@ def operator_api(operator) -> APIClient:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def make_tenant(plan, operator) -> Callable[[str], Tenant]:  # type: ignore[no-untyped-def]
-    def make(slug: str) -> Tenant:
-        return services.create_tenant(operator, slug=slug, name=slug.title(), plan=plan)
-
-    return make
-
-
-@pytest.fixture
-def admin_api(django_user_model) -> Callable[[Tenant], APIClient]:  # type: ignore[no-untyped-def]
+def admin_api(make_tenant_admin) -> Callable[[Tenant], APIClient]:  # type: ignore[no-untyped-def]
     """An API client signed in as the admin of the given tenant."""
 
     def make(tenant: Tenant) -> APIClient:
-        user = django_user_model.objects.create_user(f"admin-{tenant.slug}", password="pw")
-        services.create_principal(None, tenant, name=f"admin-{tenant.slug}", kind=Principal.USER,
-                                  role=Principal.ADMIN, user=user)
         client = APIClient()
-        client.force_authenticate(user)
+        client.force_authenticate(make_tenant_admin(tenant))
         return client
 
     return make
