@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import groups, operator, tenant
+from .views import billing, groups, operator, tenant
 
 app_name = "dashboard"
 urlpatterns = [
@@ -22,6 +22,7 @@ urlpatterns = [
     path("t/<slug:slug>/client-ids/<int:pk>/delete/", tenant.client_id_delete,
          name="client-id-delete"),
     path("t/<slug:slug>/quotas/", tenant.quotas, name="quotas"),
+    path("t/<slug:slug>/invoices/", billing.invoices, name="invoices"),
     path("t/<slug:slug>/consumer-groups/", groups.group_list, name="groups"),
     path("t/<slug:slug>/consumer-groups/<str:group>/", groups.group_page, name="group"),
     path("t/<slug:slug>/consumer-groups/<str:group>/reset/", groups.group_reset,

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import csv
 from datetime import UTC, datetime
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -13,38 +11,12 @@ from django.core.management import call_command
 from quotas.billing import export_plans, load_month, previous_month
 from quotas.models import Invoice, UsageDay
 from tenants.models import Tenant
+from tests.support.billing_files import job_output
 
 pytestmark = pytest.mark.django_db
 
 PRICES = {"currency": "EUR",
           "data_in_gb": {"free": "10", "tiers": [{"up_to": None, "unit_price": "0.08"}]}}
-
-
-def write_csv(path: Path, rows: list[dict[str, object]]) -> None:
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def job_output(directory: Path, tenant: str, total: str) -> Path:
-    """A month directory in the job's documented CSV format (docs/billing.md)."""
-    month_dir = directory / "2026-10"
-    month_dir.mkdir(parents=True)
-    write_csv(month_dir / "invoices.csv", [{
-        "month": "2026-10", "tenant": tenant, "plan": "basic", "currency": "EUR",
-        "period_start": "2026-10-01T00:00:00+00:00", "period_end": "2026-11-01T00:00:00+00:00",
-        "total": total}])
-    write_csv(month_dir / "invoice_lines.csv", [{
-        "month": "2026-10", "tenant": tenant, "line": line, "dimension": dimension, "unit": "GB",
-        "usage": 32 * 2**30, "quantity": "32.000000", "free": "10.000000", "billable": "22.000000",
-        "amount": total if line == 1 else "0.00", "currency": "EUR"}
-        for line, dimension in ((1, "data_in"), (2, "data_out"))])
-    write_csv(month_dir / "usage_daily.csv", [{
-        "month": "2026-10", "tenant": tenant, "day": "2026-10-05", "bytes_in": 32 * 2**30,
-        "bytes_out": 0, "produce_requests": 7, "fetch_requests": 0, "byte_hours": 0,
-        "partition_hours": 3}])
-    return month_dir
 
 
 def test_previous_month_wraps_the_year() -> None:
