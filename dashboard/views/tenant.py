@@ -26,6 +26,7 @@ from ..models import TopicThroughput
 from ..quota_levels import KEYS, Effective, effective_quotas
 from ..quota_usage import QUOTA_TYPES, ClusterUsage, scrape
 from ..templatetags.console import rate
+from ..topic_sizes import TopicSizes, scrape_topic_sizes
 from .common import run_service, tenant_view
 
 
@@ -57,9 +58,16 @@ def topics(request: HttpRequest, tenant: Tenant) -> HttpResponse:
         if topic is not None:
             messages.success(request, f"Topic {topic.name} created.")
             return redirect("dashboard:topics", slug=tenant.slug)
+    try:
+        sizes, size_error = scrape_topic_sizes(client()), ""
+    except Exception as exc:  # ZooKeeper unreachable: the topics are still worth listing
+        sizes, size_error = TopicSizes(), f"Sizes unavailable: {exc}"
     throughput = {row.topic: row for row in TopicThroughput.objects.filter(tenant=tenant)}
-    rows = [(topic, throughput.get(topic.name)) for topic in tenant.topics.order_by("name")]
-    return render(request, "dashboard/topics.html", {"tenant": tenant, "form": form, "rows": rows})
+    rows = [(topic, throughput.get(topic.name), sizes.size(topic.physical_name, topic.partitions))
+            for topic in tenant.topics.order_by("name")]
+    return render(request, "dashboard/topics.html", {
+        "tenant": tenant, "form": form, "rows": rows, "unreachable": sizes.unreachable,
+        "size_error": size_error})
 
 
 @tenant_view
