@@ -5,22 +5,19 @@ Quotas are per broker (Kafka's design), so usage is reported per broker: each br
 ``kafka_quota_rate`` / ``kafka_quota_limit`` / ``kafka_quota_throttle_time_ms_total`` /
 ``kafka_quota_throttled_total`` labelled ``quota_type`` (produce|fetch|request), ``tenant``,
 ``user`` and ``client_id`` (empty when the quota is shared by all client ids of a user, or by
-all users of a client id).  Parsing is pure; :func:`scrape` is the only I/O.
+all users of a client id).  Parsing is pure; fetching is :mod:`broker_metrics`'.
 """
 
 from __future__ import annotations
 
-import json
-import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from tenants.zookeeper import read
+from .broker_metrics import fetch_metrics
 
-SCRAPE_TIMEOUT_S = 2.0
 QUOTA_TYPES = {"produce": "producer_byte_rate", "fetch": "consumer_byte_rate",
                "request": "request_percentage"}
 
@@ -82,33 +79,12 @@ def parse_metrics(broker_id: int, text: str) -> list[EntityUsage]:
     return list(entities.values())
 
 
-def metrics_urls(registrations: dict[int, bytes]) -> dict[int, str]:
-    """broker id -> its metrics URL, for brokers that advertise a metrics port."""
-    urls = {}
-    for broker_id, data in registrations.items():
-        value = json.loads(data) if data else {}
-        port = int(value.get("metrics_port", -1))
-        host = value.get("host") or next(
-            (url.split("://", 1)[1].rpartition(":")[0] for url in value.get("endpoints", [])), "")
-        if port > 0 and host:
-            urls[broker_id] = f"http://{host}:{port}/metrics"
-    return urls
-
-
 def scrape(zk: KazooClient, tenants: Iterable[str] | None = None) -> ClusterUsage:
     """Read every live broker's quota metrics (optionally only some tenants' entities)."""
-    ids = [int(child) for child in zk.get_children("/brokers/ids")] if zk.exists(
-        "/brokers/ids") else []
-    registrations = {i: read(zk, f"/brokers/ids/{i}") or b"" for i in ids}
+    texts, unreachable = fetch_metrics(zk)
     wanted = set(tenants) if tenants is not None else None
-    usage = ClusterUsage()
-    for broker_id, url in sorted(metrics_urls(registrations).items()):
-        try:
-            with urllib.request.urlopen(url, timeout=SCRAPE_TIMEOUT_S) as response:  # noqa: S310
-                text = response.read().decode()
-        except OSError:
-            usage.unreachable.append(broker_id)
-            continue
+    usage = ClusterUsage(unreachable=unreachable)
+    for broker_id, text in sorted(texts.items()):
         usage.entities += [e for e in parse_metrics(broker_id, text)
                            if wanted is None or e.tenant in wanted]
     return usage

@@ -3,7 +3,7 @@
 Each broker's ``/metrics`` text carries ``kafka_log_size_bytes{topic,partition}``: the bytes of
 every partition log it holds, read from the logs at scrape time.  Topics there are cluster-wide
 names (``<tenant-slug>.<topic>``).  A broker is found through its ``/brokers/ids/<id>``
-registration, which names its ``metrics_port`` (see :func:`dashboard.quota_usage.metrics_urls`).
+registration, which names its ``metrics_port`` (see :mod:`dashboard.broker_metrics`).
 
 Invariant: a topic's size is only reported when every one of its partitions was seen; a
 partition held by a broker that did not answer would otherwise silently shrink the total.
@@ -12,15 +12,12 @@ Parsing is pure; :func:`scrape_topic_sizes` is the only I/O.
 
 from __future__ import annotations
 
-import urllib.request
 from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from tenants.zookeeper import read
-
-from .quota_usage import SCRAPE_TIMEOUT_S, metrics_urls
+from .broker_metrics import fetch_metrics
 
 LOG_SIZE_METRIC = "kafka_log_size_bytes"
 
@@ -71,18 +68,10 @@ class TopicSizes:
 
 
 def scrape_topic_sizes(zk: KazooClient) -> TopicSizes:
-    """Read every registered broker's partition sizes; brokers that do not answer within
-    ``SCRAPE_TIMEOUT_S`` are listed in ``unreachable`` and skipped."""
-    ids = [int(child) for child in zk.get_children("/brokers/ids")] if zk.exists(
-        "/brokers/ids") else []
-    registrations = {i: read(zk, f"/brokers/ids/{i}") or b"" for i in ids}
-    sizes = TopicSizes()
-    for broker_id, url in sorted(metrics_urls(registrations).items()):
-        try:
-            with urllib.request.urlopen(url, timeout=SCRAPE_TIMEOUT_S) as response:  # noqa: S310
-                text = response.read().decode()
-        except OSError:
-            sizes.unreachable.append(broker_id)
-            continue
+    """Read every registered broker's partition sizes; brokers that do not answer are listed
+    in ``unreachable`` and skipped."""
+    texts, unreachable = fetch_metrics(zk)
+    sizes = TopicSizes(unreachable=unreachable)
+    for _broker_id, text in sorted(texts.items()):
         sizes.merge(parse_log_sizes(text))
     return sizes

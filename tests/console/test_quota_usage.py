@@ -8,7 +8,8 @@ import pytest
 from confluent_kafka import Producer
 from django.test import Client
 
-from dashboard.quota_usage import ClusterUsage, EntityUsage, metrics_urls, parse_metrics, scrape
+from dashboard.broker_metrics import metrics_urls
+from dashboard.quota_usage import ClusterUsage, EntityUsage, parse_metrics, scrape
 from tenants import znodes
 from tenants.zookeeper import client, put_config
 
