@@ -18,15 +18,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests.support.services import REPO_ROOT
 
 from .kafka_helpers import client_config, consume, group_consumer, produce, visible_topics
 from .stack import Stack, control_plane
-
-webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -44,8 +43,8 @@ def stack(kafka_broker, zk_connect: str, tmp_path: Path) -> Iterator[Stack]:  # 
 
 @pytest.fixture
 def browser() -> Iterator[webdriver.Chrome]:
-    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
-        pytest.skip("Debian's chromium and chromium-driver are not installed")
+    # `make test` installs Debian's chromium and chromium-driver: their absence is a failure.
+    assert shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER), "chromium/chromedriver missing"
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
