@@ -73,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import uvloop
 
+    from brokerd.malloc_tuning import tune_malloc
+
+    tune_malloc()
     try:
         uvloop.run(serve(config))
     except Exception:
