@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -61,7 +62,9 @@ def browser() -> Iterator[webdriver.Chrome]:
 
 def wait(driver: webdriver.Chrome, condition: Callable[[webdriver.Chrome], object],
          timeout: float = 30.0) -> object:
-    return WebDriverWait(driver, timeout, poll_frequency=0.2).until(condition)
+    # a condition may read an element of the page being navigated away from: just poll again
+    return WebDriverWait(driver, timeout, poll_frequency=0.2,
+                         ignored_exceptions=[StaleElementReferenceException]).until(condition)
 
 
 def sign_in(driver: webdriver.Chrome, stack: Stack, username: str) -> None:
@@ -91,7 +94,9 @@ def grant(driver: webdriver.Chrome, operation: str, resource_type: str, name: st
     fill(driver, "#grant-acl", principal="orders-app", operation=operation,
          resource_type=resource_type, pattern_type="LITERAL", resource_name=name)
     driver.find_element(By.CSS_SELECTOR, "#grant-acl button").click()
-    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".flash"))
+    # wait for this grant's own confirmation: an earlier grant's flash is still on the old page
+    granted = f"{operation} {resource_type}:LITERAL:{name}"
+    wait(driver, lambda d: any(granted in e.text for e in d.find_elements(By.CSS_SELECTOR, ".flash")))
 
 
 def eventually(condition: Callable[[], bool], message: str, timeout: float = 30.0) -> None:
