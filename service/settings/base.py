@@ -8,7 +8,7 @@
 | SECRET_KEY          | (dev only default)                   | Django signing key                         |
 | ALLOWED_HOSTS       | 127.0.0.1,localhost                  | comma-separated                            |
 | BOOTSTRAP_SERVERS   | 127.0.0.1:9092                       | what the console shows clients             |
-| DEFAULT_REPLICATION_FACTOR | 1                             | for topics created without one (1 until brokers replicate) |
+| DEFAULT_REPLICATION_FACTOR | 1                             | new topics without one (no replication yet) |
 | OPERATOR_BOOTSTRAP_SERVERS | BOOTSTRAP_SERVERS             | PLAINTEXT listener the admin client uses |
 | KAFKA_ADMIN_TIMEOUT_S | 5                                  | per admin request of the control plane     |
 | LAG_SNAPSHOT_INTERVAL_S | 5                                | consumer-lag snapshot period (Celery beat) |
@@ -80,6 +80,16 @@ DATABASES = {
         os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"), conn_max_age=60
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The web server and the Celery worker (lag snapshots every few seconds) write concurrently:
+    # WAL lets readers go on during a write, IMMEDIATE transactions take the write lock up front
+    # (a deferred one that upgrades later fails at once with "database is locked"), and writers
+    # wait up to 20 s for each other instead of failing.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en-us"
