@@ -191,12 +191,7 @@ def main() -> int:
     broker: subprocess.Popen[bytes] | None = None
     try:
         connect = f"{zookeeper.address}/bench-noisy"
-        zk = KazooClient(hosts=zookeeper.address)
-        zk.start(timeout=30)
-        zk.ensure_path("/bench-noisy")
-        zk.stop()
-        zk = KazooClient(hosts=connect)
-        zk.start(timeout=30)
+        zk = control_plane.client(connect)  # creates the chroot, as the control plane does
         noisy = provision(zk, "noisy", {"producer_byte_rate": str(quota)})
         quiet = provision(zk, "quiet", {})
         plain_port, sasl_port, metrics_port = free_port(), free_port(), free_port()
@@ -243,7 +238,7 @@ def main() -> int:
         print(f"quiet p99 latency kept: {latency_kept:.1%} "
               f"(p99 {beside.p99_ms:.2f} ms beside vs {alone.p99_ms:.2f} ms alone; "
               f"{'met' if latency_kept >= 0.9 else 'MISSED'} >= 90%)")
-        zk.stop()
+        control_plane.close_all()
         return 0
     finally:
         if broker is not None and broker.poll() is None:

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Producer
-from kazoo.client import KazooClient
 
 from tenants import credentials, znodes
 from tenants import zookeeper as control_plane
@@ -72,12 +71,7 @@ def main() -> int:
         subprocess.run([str(REPO_ROOT / "scripts" / "certs.sh"), str(workdir / "certs")],
                        check=True, capture_output=True)
         connect = f"{zookeeper.address}/bench-sasl"
-        zk = KazooClient(hosts=zookeeper.address)
-        zk.start(timeout=30)
-        zk.ensure_path("/bench-sasl")
-        zk.stop()
-        zk = KazooClient(hosts=connect)
-        zk.start(timeout=30)
+        zk = control_plane.client(connect)  # creates the chroot, as the control plane does
         key, secret = credentials.new_key(), credentials.new_secret()
         control_plane.put(zk, znodes.tenant_znode("bench"), znodes.tenant_payload(
             name="bench", plan="bench", status="active", quota_defaults={},
@@ -88,7 +82,7 @@ def main() -> int:
             principal="bench.producer", tenant="bench"))
         control_plane.put(zk, znodes.acl_znode("prefixed", "Topic", "bench."),
                           znodes.acl_payload([("bench.producer", "All")]))
-        zk.stop()
+        control_plane.close_all()
         plain_port, sasl_port, sasl_ssl_port = free_port(), free_port(), free_port()
         (workdir / "broker.properties").write_text(
             f"ssl.keystore.location={workdir / 'certs' / 'broker.pem'}\n")
