@@ -118,6 +118,19 @@ class BrokerConfig:
     # (the window stays one minute) and the partition count __usage is created with.
     metering_flush_interval_ms: int = 60_000
     metering_topic_num_partitions: int = 12
+    # Replication (docs/brokerd.md, "Replication"), Kafka's keys and defaults.  Followers
+    # fetch from leaders over the listener named ``inter.broker.listener.name``.
+    inter_broker_listener_name: str = "PLAINTEXT"
+    replica_lag_time_max_ms: int = 30_000
+    replica_fetch_wait_max_ms: int = 500
+    replica_fetch_max_bytes: int = 1_048_576
+    replica_fetch_response_max_bytes: int = 10_485_760
+    replica_socket_timeout_ms: int = 30_000
+    # Controller: moving leadership back to preferred replicas, and SIGTERM's hand-over.
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_check_interval_seconds: int = 300
+    controlled_shutdown_enable: bool = True
+    controlled_shutdown_timeout_ms: int = 30_000
 
     @property
     def advertised(self) -> tuple[Endpoint, ...]:
@@ -239,6 +252,18 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         connections_max_idle_ms=_as_int(props, "connections.max.idle.ms", 600_000),
         metering_flush_interval_ms=_as_int(props, "metering.flush.interval.ms", 60_000),
         metering_topic_num_partitions=_as_int(props, "metering.topic.num.partitions", 12),
+        inter_broker_listener_name=props.get("inter.broker.listener.name", "PLAINTEXT"),
+        replica_lag_time_max_ms=_as_int(props, "replica.lag.time.max.ms", 30_000),
+        replica_fetch_wait_max_ms=_as_int(props, "replica.fetch.wait.max.ms", 500),
+        replica_fetch_max_bytes=_as_int(props, "replica.fetch.max.bytes", 1_048_576),
+        replica_fetch_response_max_bytes=_as_int(props, "replica.fetch.response.max.bytes",
+                                                 10_485_760),
+        replica_socket_timeout_ms=_as_int(props, "replica.socket.timeout.ms", 30_000),
+        auto_leader_rebalance_enable=_as_bool(props, "auto.leader.rebalance.enable", True),
+        leader_imbalance_check_interval_seconds=_as_int(
+            props, "leader.imbalance.check.interval.seconds", 300),
+        controlled_shutdown_enable=_as_bool(props, "controlled.shutdown.enable", True),
+        controlled_shutdown_timeout_ms=_as_int(props, "controlled.shutdown.timeout.ms", 30_000),
     )
     if config.broker_id < 0:
         raise ConfigError("broker.id must be a non-negative integer")
@@ -256,6 +281,13 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         raise ConfigError("max.connections.per.ip and connections.max.idle.ms must be >= 1")
     if config.metering_flush_interval_ms < 1 or config.metering_topic_num_partitions < 1:
         raise ConfigError("metering.flush.interval.ms and .topic.num.partitions must be >= 1")
+    if min(config.replica_lag_time_max_ms, config.replica_fetch_wait_max_ms,
+           config.replica_fetch_max_bytes, config.replica_socket_timeout_ms,
+           config.leader_imbalance_check_interval_seconds) < 1:
+        raise ConfigError("replica.* and leader.imbalance.check.interval.seconds must be >= 1")
+    if config.inter_broker_listener_name not in {e.name for e in listeners}:
+        raise ConfigError(f"inter.broker.listener.name {config.inter_broker_listener_name!r} "
+                          "names none of the listeners")
     if config.socket_request_max_bytes < 1024:
         raise ConfigError("socket.request.max.bytes must be at least 1024")
     return config
