@@ -410,6 +410,15 @@ class ZkCoordinator:
         await self._run(writes.set_or_create, self._client, znodes.topic_config_path(name),
                         znodes.encode_topic_config(config))
 
+    async def update_isr(self, topic: str, partition: int, leader_epoch: int,
+                         isr: tuple[int, ...], zk_version: int) -> PartitionState | None:
+        """The leader's ISR store: write this broker as leader with ``isr`` iff the state's
+        version is still ``zk_version``; the new state, or None when another write (the
+        controller's, usually) got there first."""
+        return await self._run(writes.update_isr, self._client,
+                               znodes.partition_state_path(topic, partition),
+                               self.broker_id, leader_epoch, isr, zk_version)
+
     async def allocate_producer_id_block(self) -> znodes.ProducerIdBlock:
         """Claim the next block of producer ids (a conditional update: unique cluster-wide)."""
         return await self._run(writes.claim_producer_id_block, self._client, self.broker_id)
