@@ -61,6 +61,7 @@ def plan_new_topic(
     num_partitions: int,
     replication_factor: int,
     assignments: dict[int, list[int]],
+    racks: dict[int, str | None] | None = None,
 ) -> tuple[AdminResult, dict[int, tuple[int, ...]]]:
     """Decide the replica assignment of a new topic (explicit or round-robin)."""
     if assignments:
@@ -80,9 +81,17 @@ def plan_new_topic(
                            "number of partitions must be at least 1"), {}
     try:
         return AdminResult(), assign_replicas(brokers, range(num_partitions),
-                                              replication_factor)
+                                              replication_factor, racks=racks)
     except AssignmentError as exc:
         return AdminResult(ErrorCode.INVALID_REPLICATION_FACTOR, str(exc)), {}
+
+
+def broker_racks(broker: Broker) -> dict[int, str | None]:
+    """Each live broker's rack for placement (this broker's from its own config, in case
+    its registration has not come back from ZooKeeper yet)."""
+    racks = {b: registration.rack for b, registration in broker.cache.brokers.items()}
+    racks[broker.config.broker_id] = broker.config.rack
+    return racks
 
 
 def known_topic_configs(broker: Broker) -> set[str]:
@@ -124,7 +133,7 @@ async def create_topic(
     if replication_factor == -1:
         replication_factor = broker.config.default_replication_factor
     result, replicas = plan_new_topic(sorted(broker.cache.live_broker_ids()), num_partitions,
-                                      replication_factor, assignments or {})
+                                      replication_factor, assignments or {}, broker_racks(broker))
     if not result.ok or validate_only:
         return result, replicas
     assert broker.coordinator is not None
@@ -166,7 +175,8 @@ async def add_partitions(
         replicas = {new_partitions[i]: r for i, r in planned.items()}
     else:
         try:
-            replicas = assign_replicas(brokers, new_partitions, replication_factor, current)
+            replicas = assign_replicas(brokers, new_partitions, replication_factor, current,
+                                       racks=broker_racks(broker))
             result = AdminResult()
         except AssignmentError as exc:
             result = AdminResult(ErrorCode.INVALID_REPLICATION_FACTOR, str(exc))

@@ -1,0 +1,116 @@
+"""Pure leadership decisions of the controller: failover, preferred leaders, reassignment.
+
+Kept apart from ZooKeeper I/O so every rule is a millisecond unit test; the controller
+(:mod:`brokerd.coordination.controller`) applies them to the states it read and writes the
+results conditionally.  Each function returns the partition's next state, or None when the
+current one needs no write.
+
+``eligible`` is the set of brokers that may lead or stay in an ISR: registered in
+``/brokers/ids`` and not in controlled shutdown.  ``alive`` (eligible plus brokers still
+shutting down) only matters for a leader that is shutting down with nobody to hand over to:
+it keeps leading until it exits, as in Kafka.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from brokerd.coordination.znodes import PartitionState
+
+NO_LEADER = -1
+
+
+def elect_on_change(
+    replicas: Sequence[int],
+    state: PartitionState,
+    eligible: set[int],
+    alive: set[int],
+    controller_epoch: int,
+    unclean: bool = False,
+) -> PartitionState | None:
+    """The state after brokers died or started shutting down (or an offline partition's
+    replica came back).
+
+    * the leader stays eligible: drop ineligible followers from the ISR (no epoch bump:
+      leadership did not change, followers fetch on);
+    * otherwise the first replica in assignment order that is eligible and in the ISR
+      leads (leader epoch + 1), ISR := ISR minus ineligible brokers;
+    * nobody in the ISR is eligible: with ``unclean`` the first eligible replica leads
+      alone (possible data loss, the topic opted in); without, the partition goes offline
+      (leader -1) and the ISR keeps its last members, so that when one of them returns it
+      is elected without losing acknowledged data.
+    """
+    isr = tuple(b for b in state.isr if b in eligible)
+    if state.leader in eligible:
+        if isr == state.isr:
+            return None
+        return dataclasses.replace(state, isr=isr, controller_epoch=controller_epoch)
+    in_sync = [b for b in replicas if b in eligible and b in state.isr]
+    if in_sync:
+        return _lead(state, in_sync[0], isr, controller_epoch)
+    candidates = [b for b in replicas if b in eligible]
+    if unclean and candidates:
+        return _lead(state, candidates[0], (candidates[0],), controller_epoch)
+    if state.leader in alive or state.leader == NO_LEADER:
+        return None  # a shutting-down leader with nobody to take over, or already offline
+    return _lead(state, NO_LEADER, isr or state.isr, controller_epoch)
+
+
+def preferred_leader_move(
+    replicas: Sequence[int], state: PartitionState, eligible: set[int], controller_epoch: int
+) -> PartitionState | None:
+    """Move leadership back to the preferred replica (first in the assignment) when it is
+    eligible and in the ISR; the ISR itself is unchanged."""
+    if not replicas:
+        return None
+    preferred = replicas[0]
+    if state.leader == preferred or preferred not in eligible or preferred not in state.isr:
+        return None
+    return _lead(state, preferred, state.isr, controller_epoch)
+
+
+def reassignment_replicas(
+    original: Sequence[int], target: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Kafka's first reassignment step: (replicas, adding, removing) with
+    replicas = target + (original - target), so the new replicas start following while the
+    old ones keep serving until the target is in sync."""
+    replicas = tuple(target) + tuple(b for b in original if b not in target)
+    adding = tuple(b for b in target if b not in original)
+    removing = tuple(b for b in original if b not in target)
+    return replicas, adding, removing
+
+
+def reassignment_target(replicas: Sequence[int], removing: Sequence[int]) -> tuple[int, ...]:
+    """The target a reassignment in progress converges to (its znode stores only the
+    union and the replicas being removed)."""
+    return tuple(b for b in replicas if b not in removing)
+
+
+def reassignment_ready(target: Sequence[int], state: PartitionState) -> bool:
+    """Every target replica is in sync: the old replicas may be dropped."""
+    return all(b in state.isr for b in target)
+
+
+def state_after_reassignment(
+    target: Sequence[int], state: PartitionState, eligible: set[int], controller_epoch: int
+) -> PartitionState | None:
+    """Last step: ISR := ISR ∩ target, and leadership moves into the target (epoch + 1) when
+    the current leader is being removed or cannot lead.  Call only when
+    :func:`reassignment_ready`."""
+    isr = tuple(b for b in state.isr if b in target)
+    if state.leader in target and state.leader in eligible:
+        if isr == state.isr:
+            return None
+        return dataclasses.replace(state, isr=isr, controller_epoch=controller_epoch)
+    leaders = [b for b in target if b in eligible and b in isr]
+    if not leaders:
+        return None  # nobody in the target can lead right now; retried on the next change
+    return _lead(state, leaders[0], isr, controller_epoch)
+
+
+def _lead(state: PartitionState, leader: int, isr: tuple[int, ...],
+          controller_epoch: int) -> PartitionState:
+    return PartitionState(leader, state.leader_epoch + 1, isr, controller_epoch,
+                          state.zk_version)

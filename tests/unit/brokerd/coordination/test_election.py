@@ -1,0 +1,85 @@
+"""The controller's pure leadership rules."""
+
+from __future__ import annotations
+
+from brokerd.coordination.election import (
+    NO_LEADER,
+    elect_on_change,
+    preferred_leader_move,
+    reassignment_ready,
+    reassignment_replicas,
+    reassignment_target,
+    state_after_reassignment,
+)
+from brokerd.coordination.znodes import PartitionState
+
+EPOCH = 7
+
+
+def state(leader: int, isr: tuple[int, ...], leader_epoch: int = 3) -> PartitionState:
+    return PartitionState(leader, leader_epoch, isr, controller_epoch=1, zk_version=5)
+
+
+def test_dead_leader_first_live_isr_replica_in_assignment_order_leads() -> None:
+    new = elect_on_change((1, 3, 2), state(1, (2, 1, 3)), {2, 3}, {2, 3}, EPOCH)
+    assert new == PartitionState(3, 4, (2, 3), EPOCH, 5)
+
+
+def test_replica_outside_the_isr_is_not_elected() -> None:
+    new = elect_on_change((1, 2, 3), state(1, (1, 3)), {2, 3}, {2, 3}, EPOCH)
+    assert new is not None and (new.leader, new.isr) == (3, (3,))
+
+
+def test_dead_follower_leaves_the_isr_without_an_epoch_bump() -> None:
+    new = elect_on_change((1, 2, 3), state(1, (1, 2, 3)), {1, 3}, {1, 3}, EPOCH)
+    assert new == PartitionState(1, 3, (1, 3), EPOCH, 5)
+    assert elect_on_change((1, 2, 3), state(1, (1, 3)), {1, 3}, {1, 3}, EPOCH) is None
+
+
+def test_no_live_isr_member_goes_offline_keeping_the_last_isr() -> None:
+    new = elect_on_change((1, 2), state(1, (1,)), {2}, {2}, EPOCH)
+    assert new == PartitionState(NO_LEADER, 4, (1,), EPOCH, 5)
+    assert elect_on_change((1, 2), new, {2}, {2}, EPOCH) is None
+
+
+def test_unclean_election_takes_the_first_live_replica_alone() -> None:
+    new = elect_on_change((1, 3, 2), state(1, (1,)), {2, 3}, {2, 3}, EPOCH, unclean=True)
+    assert new == PartitionState(3, 4, (3,), EPOCH, 5)
+
+
+def test_offline_partition_comes_back_with_its_last_isr_member() -> None:
+    offline = PartitionState(NO_LEADER, 4, (1,), EPOCH, 6)
+    new = elect_on_change((1, 2), offline, {1, 2}, {1, 2}, EPOCH)
+    assert new == PartitionState(1, 5, (1,), EPOCH, 6)
+
+
+def test_shutting_down_leader_hands_over_or_keeps_leading_alone() -> None:
+    moved = elect_on_change((1, 2), state(1, (1, 2)), {2}, {1, 2}, EPOCH)
+    assert moved is not None and (moved.leader, moved.isr, moved.leader_epoch) == (2, (2,), 4)
+    assert elect_on_change((1, 2), state(1, (1,)), {2}, {1, 2}, EPOCH) is None
+
+
+def test_preferred_leader_returns_only_when_in_sync_and_eligible() -> None:
+    new = preferred_leader_move((1, 2, 3), state(2, (2, 1)), {1, 2, 3}, EPOCH)
+    assert new == PartitionState(1, 4, (2, 1), EPOCH, 5)
+    assert preferred_leader_move((1, 2, 3), state(2, (2, 3)), {1, 2, 3}, EPOCH) is None
+    assert preferred_leader_move((1, 2, 3), state(2, (2, 1)), {2, 3}, EPOCH) is None
+    assert preferred_leader_move((1, 2, 3), state(1, (1, 2)), {1, 2, 3}, EPOCH) is None
+
+
+def test_reassignment_steps() -> None:
+    replicas, adding, removing = reassignment_replicas((1, 2, 3), (4, 2, 5))
+    assert (replicas, adding, removing) == ((4, 2, 5, 1, 3), (4, 5), (1, 3))
+    target = reassignment_target(replicas, removing)
+    assert target == (4, 2, 5)
+    assert not reassignment_ready(target, state(1, (1, 2, 3, 4)))
+    ready = state(1, (1, 2, 3, 4, 5))
+    assert reassignment_ready(target, ready)
+    final = state_after_reassignment(target, ready, {1, 2, 3, 4, 5}, EPOCH)
+    assert final == PartitionState(4, 4, (2, 4, 5), EPOCH, 5)
+
+
+def test_reassignment_keeps_a_leader_that_stays_in_the_target() -> None:
+    final = state_after_reassignment((2, 4), state(2, (1, 2, 4)), {1, 2, 4}, EPOCH)
+    assert final == PartitionState(2, 3, (2, 4), EPOCH, 5)
+    assert state_after_reassignment((2, 4), state(2, (2, 4)), {2, 4}, EPOCH) is None
