@@ -5,7 +5,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 PYTHON ?= python3
 
-.PHONY: run test bench lint install system-packages
+.PHONY: run test bench bench-replication lint install system-packages
 
 install: system-packages $(STAMP)
 
@@ -26,6 +26,9 @@ test: install
 
 bench: install
 	$(VENV)/bin/python bench/run_all.py
+
+bench-replication: install
+	$(VENV)/bin/python bench/replication.py
 
 lint: install
 	$(VENV)/bin/ruff check .

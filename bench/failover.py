@@ -1,0 +1,122 @@
+"""Failover times of a three-broker cluster hosting 3,000 partitions (RF=3).
+
+One broker leads a third of the partitions.  Measured, each as wall seconds:
+
+* ``kill_s``: kill -9 of that broker -> every survivor's Metadata names a live leader for
+  every partition (the issue's bound: ZooKeeper session timeout + 5 s);
+* ``preferred_s``: its restart -> it leads its preferred partitions again (automatic
+  preferred-leader election);
+* ``controlled_s``: SIGTERM (controlled shutdown) -> no partition names it leader (bound:
+  5 s), while an idempotent acks=all producer writes to partitions it led; that
+  producer's delivery errors are reported (the bound: none).
+
+Used by ``bench/replication.py`` (figures) and by
+``tests/integration/cluster/test_failover.py`` (bounds), so both measure the same thing.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+from tests.integration.cluster.harness import Cluster, wait_until
+from tests.integration.cluster.sequence import SequenceProducer, assert_no_loss, read_all
+
+PROBE_TOPIC = "failover-probe"
+PROBE_PARTITIONS = 6
+# The properties the measured cluster runs with (besides the harness's short timeouts).
+FAILOVER_PROPERTIES = {
+    "leader.imbalance.check.interval.seconds": "2",
+    "log.segment.bytes": "1048576",
+}
+
+
+@dataclass
+class FailoverFigures:
+    partitions: int
+    led_by_victim: int
+    kill_s: float = 0.0
+    preferred_s: float = 0.0
+    controlled_s: float = 0.0
+    shutdown_s: float = 0.0
+    produce_errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def create_topics(cluster: Cluster, topics: dict[str, int]) -> None:
+    """Create ``name -> partition count`` topics (RF=3) in one request and wait until every
+    partition has a leader and a full ISR on every broker's view."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    futures = admin.create_topics(
+        [NewTopic(name, num_partitions=count, replication_factor=3,
+                  config={"min.insync.replicas": "2"}) for name, count in topics.items()],
+        operation_timeout=120, request_timeout=120)
+    for future in futures.values():
+        future.result(timeout=180)
+    for name, count in topics.items():
+        cluster.await_full_isr(name, count, timeout_s=180)
+
+
+def led_by(cluster: Cluster, broker_id: int, topics: list[str], via: int
+           ) -> set[tuple[str, int]]:
+    return {(topic, p) for topic, views in cluster.metadata(via, topics).items()
+            for p, view in views.items() if view.leader == broker_id}
+
+
+def all_led_by_live(cluster: Cluster, topics: list[str], dead: int, total: int) -> bool:
+    for via in cluster.live_ids():
+        views = cluster.metadata(via, topics)
+        led = [v.leader for partitions in views.values() for v in partitions.values()]
+        if len(led) != total or any(leader in (dead, -1) for leader in led):
+            return False
+    return True
+
+
+def measure(cluster: Cluster, topic_count: int = 3, partitions_per_topic: int = 1000,
+            victim: int = 2) -> FailoverFigures:
+    topics = {f"scale-{i}": partitions_per_topic for i in range(topic_count)}
+    create_topics(cluster, {**topics, PROBE_TOPIC: PROBE_PARTITIONS})
+    names = [*topics, PROBE_TOPIC]
+    total = sum(topics.values()) + PROBE_PARTITIONS
+    survivor = next(b for b in cluster.brokers if b != victim)
+    preferred = led_by(cluster, victim, names, via=survivor)
+    figures = FailoverFigures(total, len(preferred))
+
+    started = time.monotonic()
+    cluster.kill(victim)
+    wait_until(lambda: all_led_by_live(cluster, names, victim, total), 120,
+               "new leaders for every partition", interval_s=0.05)
+    figures.kill_s = round(time.monotonic() - started, 2)
+
+    cluster.restart(victim)
+    started = time.monotonic()
+    wait_until(lambda: led_by(cluster, victim, names, via=survivor) == preferred, 120,
+               "the restarted broker to lead its preferred partitions again", interval_s=0.1)
+    figures.preferred_s = round(time.monotonic() - started, 2)
+    for name, count in topics.items():
+        cluster.await_full_isr(name, count, timeout_s=120)
+    cluster.await_full_isr(PROBE_TOPIC, PROBE_PARTITIONS)
+
+    with SequenceProducer(cluster.bootstrap, PROBE_TOPIC, PROBE_PARTITIONS,
+                          rate_per_s=100) as producer:
+        wait_until(lambda: producer.acked_count() > 300, 30, "the probe producer")
+        process = cluster.brokers[victim]
+        started = time.monotonic()
+        assert process.process is not None
+        process.process.terminate()
+        wait_until(lambda: not led_by(cluster, victim, names, via=survivor), 60,
+                   "leadership to leave the stopping broker", interval_s=0.05)
+        figures.controlled_s = round(time.monotonic() - started, 2)
+        process.process.wait(60)
+        figures.shutdown_s = round(time.monotonic() - started, 2)
+        acked = producer.acked_count()
+        wait_until(lambda: producer.acked_count() > acked + 300, 30,
+                   "acknowledgements after the shutdown")
+    figures.produce_errors = producer.errors[:10]
+    assert_no_loss(producer, read_all(cluster.bootstrap, PROBE_TOPIC, PROBE_PARTITIONS))
+    return figures

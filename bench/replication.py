@@ -1,0 +1,108 @@
+"""Replication benchmark: what acks=all on RF=3 costs against acks=1 on RF=1, and how fast
+leadership fails over.  ``python bench/replication.py [--quick]``; prints a table and writes
+``bench/results/replication.json``.
+
+Both throughput phases run in the same three-broker cluster, one after the other, with
+the partition's leader on the same broker, so their ratio is measured under the same
+machine conditions.  Failover figures come from :mod:`bench.failover` (3,000 partitions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.failover import FAILOVER_PROPERTIES, measure  # noqa: E402
+from bench.run_all import CLIENT_OVERHEAD_S, RESULTS_DIR, run_client  # noqa: E402
+from tests.integration.cluster.harness import Cluster, started_cluster  # noqa: E402
+from tests.support.services import start_zookeeper  # noqa: E402
+
+LEADER = 1
+RECORD_BYTES = 1024
+
+
+def produce(cluster: Cluster, topic: str, acks: str, records: int, seconds: float
+            ) -> dict[str, Any]:
+    leader = cluster.brokers[LEADER]
+    assert leader.process is not None
+    return run_client("bench.throughput_client", [
+        "produce", "--bootstrap", cluster.bootstrap, "--topic", topic,
+        "--size", str(RECORD_BYTES), "--count", str(records), "--max-seconds", str(seconds),
+        "--broker-pid", str(leader.process.pid), "--acks", acks],
+        seconds + CLIENT_OVERHEAD_S)
+
+
+def throughput(cluster: Cluster, records: int, seconds: float) -> dict[str, Any]:
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    futures = admin.create_topics([
+        NewTopic("rf1", replica_assignment=[[LEADER]]),
+        NewTopic("rf3", replica_assignment=[[LEADER, 2, 3]],
+                 config={"min.insync.replicas": "2"})])
+    for future in futures.values():
+        future.result(timeout=60)
+    cluster.await_full_isr("rf1")
+    cluster.await_full_isr("rf3")
+    baseline = produce(cluster, "rf1", "1", records, seconds)
+    replicated = produce(cluster, "rf3", "all", records, seconds)
+    ratio = (replicated["mb_per_second"] / baseline["mb_per_second"]
+             if baseline.get("mb_per_second") else None)
+    return {"acks=1 RF=1": baseline, "acks=all RF=3": replicated,
+            "ratio": round(ratio, 3) if ratio is not None else None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/replication.py")
+    parser.add_argument("--quick", action="store_true", help="a tenth of the work")
+    parser.add_argument("--skip-failover", action="store_true")
+    args = parser.parse_args(argv)
+    records, seconds = (50_000, 5.0) if args.quick else (500_000, 20.0)
+    zookeeper = start_zookeeper()
+    results: dict[str, Any] = {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-replication-") as workdir:
+            clusters = started_cluster(f"{zookeeper.address}/throughput", Path(workdir) / "t")
+            cluster = next(clusters)
+            try:
+                results["throughput"] = throughput(cluster, records, seconds)
+            finally:
+                clusters.close()
+            if not args.skip_failover:
+                clusters = started_cluster(f"{zookeeper.address}/failover",
+                                           Path(workdir) / "f", **FAILOVER_PROPERTIES)
+                cluster = next(clusters)
+                try:
+                    partitions = 100 if args.quick else 1000
+                    results["failover"] = measure(cluster, partitions_per_topic=partitions
+                                                  ).as_dict()
+                finally:
+                    clusters.close()
+    finally:
+        zookeeper.stop()
+    report(results)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    (RESULTS_DIR / "replication.json").write_text(json.dumps(results, indent=2))
+    return 0
+
+
+def report(results: dict[str, Any]) -> None:
+    for label, figures in results.get("throughput", {}).items():
+        if isinstance(figures, dict):
+            print(f"{label:>14}: {figures.get('mb_per_second')} MB/s, "
+                  f"{figures.get('records_per_second')} rec/s, "
+                  f"leader CPU {figures.get('broker_cpu_share')}, failed {figures.get('failed')}")
+    print(f"{'ratio':>14}: {results.get('throughput', {}).get('ratio')} "
+          "(acks=all RF=3 / acks=1 RF=1)")
+    for key, value in results.get("failover", {}).items():
+        print(f"{key:>14}: {value}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
