@@ -11,10 +11,18 @@ import dataclasses
 import uuid
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import (
+    BadVersionError,
+    NodeExistsError,
+    NoNodeError,
+    RolledBackError,
+    RuntimeInconsistency,
+)
 
 from brokerd.coordination import znodes
-from brokerd.coordination.znodes import TopicAssignment
+from brokerd.coordination.znodes import PartitionRequest, PartitionState, TopicAssignment
+
+PartitionKey = tuple[str, int]
 
 
 class TopicExistsError(Exception):
@@ -23,6 +31,11 @@ class TopicExistsError(Exception):
 
 class TopicNotFoundError(Exception):
     """An update for a topic ZooKeeper does not have."""
+
+
+class ControllerFencedError(Exception):
+    """``/controller_epoch`` moved on: another broker is the controller now, so this one's
+    writes were refused and it must stop acting as controller."""
 
 
 def read_or_create_cluster_id(client: KazooClient) -> str:
@@ -35,21 +48,22 @@ def read_or_create_cluster_id(client: KazooClient) -> str:
     return znodes.decode_cluster_id(data)
 
 
-def bump_controller_epoch(client: KazooClient) -> int:
-    """Increment ``/controller_epoch`` (created as 1) and return the new epoch."""
+def bump_controller_epoch(client: KazooClient) -> tuple[int, int]:
+    """Increment ``/controller_epoch`` (created as 1); return the new epoch and the node's
+    version, which fences every later controller write (see :func:`write_states_fenced`)."""
     while True:
         try:
             data, stat = client.get(znodes.CONTROLLER_EPOCH)
         except NoNodeError:
             try:
                 client.create(znodes.CONTROLLER_EPOCH, b"1")
-                return 1
+                return 1, 0
             except NodeExistsError:
                 continue
         epoch = int(data or b"0") + 1
         try:
-            client.set(znodes.CONTROLLER_EPOCH, str(epoch).encode(), stat.version)
-            return epoch
+            written = client.set(znodes.CONTROLLER_EPOCH, str(epoch).encode(), stat.version)
+            return epoch, written.version
         except BadVersionError:
             continue
 
@@ -81,7 +95,7 @@ def add_partitions(client: KazooClient, name: str, replicas: dict[int, tuple[int
         except NoNodeError:
             raise TopicNotFoundError(name) from None
         current = TopicAssignment.decode(name, data)
-        updated = TopicAssignment(current.topic_id, {**current.replicas, **replicas})
+        updated = dataclasses.replace(current, replicas={**current.replicas, **replicas})
         try:
             client.set(znodes.topic_path(name), updated.encode(), stat.version)
             return
@@ -135,3 +149,87 @@ def update_isr(client: KazooClient, path: str, leader: int, leader_epoch: int,
     except (BadVersionError, NoNodeError):
         return None
     return dataclasses.replace(state, zk_version=written.version)
+
+
+def write_states_fenced(
+    client: KazooClient, epoch_version: int, changes: dict[PartitionKey, PartitionState]
+) -> tuple[dict[PartitionKey, PartitionState], list[PartitionKey]]:
+    """The controller's batch of partition-state writes: one transaction per partition,
+    ``check(/controller_epoch, epoch_version)`` + ``set_data(state, zk_version)``, all sent
+    before any answer is awaited (one pipelined round trip instead of one per partition).
+
+    Returns (written states with their new zk_version, keys whose version moved on: re-read
+    and recompute those).  Raises :class:`ControllerFencedError` when the epoch check
+    failed: a newer controller exists."""
+    pending = []
+    for (topic, partition), state in changes.items():
+        transaction = client.transaction()
+        transaction.check(znodes.CONTROLLER_EPOCH, epoch_version)
+        transaction.set_data(znodes.partition_state_path(topic, partition), state.encode(),
+                             state.zk_version)
+        pending.append(((topic, partition), state, transaction.commit_async()))
+    written: dict[PartitionKey, PartitionState] = {}
+    conflicts: list[PartitionKey] = []
+    fenced = False
+    for key, state, result in pending:
+        failed = _failed_op(result.get())
+        if failed is None:
+            written[key] = dataclasses.replace(state, zk_version=result.get()[1].version)
+        elif failed == 0:
+            fenced = True
+        else:
+            conflicts.append(key)
+    if fenced:
+        raise ControllerFencedError(f"controller epoch version {epoch_version} is stale")
+    return written, conflicts
+
+
+def write_assignment_fenced(client: KazooClient, epoch_version: int, name: str,
+                            assignment: TopicAssignment, zk_version: int) -> int | None:
+    """Replace a topic's assignment iff it is still at ``zk_version`` and this controller
+    is current; the new version, None when the node moved on (re-read and retry)."""
+    transaction = client.transaction()
+    transaction.check(znodes.CONTROLLER_EPOCH, epoch_version)
+    transaction.set_data(znodes.topic_path(name), assignment.encode(), zk_version)
+    results = transaction.commit()
+    failed = _failed_op(results)
+    if failed == 0:
+        raise ControllerFencedError(f"controller epoch version {epoch_version} is stale")
+    return None if failed is not None else int(results[1].version)
+
+
+def _failed_op(results: list[object]) -> int | None:
+    """Index of the operation that failed a transaction (ZooKeeper reports the others as
+    rolled back or inconsistent), None when it committed."""
+    for index, result in enumerate(results):
+        if isinstance(result, Exception) and not isinstance(
+                result, RolledBackError | RuntimeInconsistency):
+            return index
+    return None
+
+
+def remove_requests(client: KazooClient, path: str, done: set[PartitionKey]) -> None:
+    """Drop finished partitions from an admin request node; delete it once empty."""
+    while True:
+        try:
+            data, stat = client.get(path)
+        except NoNodeError:
+            return
+        requests = znodes.decode_partition_requests(data)
+        left = [r for r in requests if (r.topic, r.partition) not in done]
+        try:
+            if left:
+                client.set(path, znodes.encode_partition_requests(left), stat.version)
+            else:
+                client.delete(path, version=stat.version)
+            return
+        except BadVersionError:
+            continue
+
+
+def pending_requests(client: KazooClient, path: str) -> list[PartitionRequest]:
+    try:
+        data, _ = client.get(path)
+    except NoNodeError:
+        return []
+    return znodes.decode_partition_requests(data)

@@ -15,16 +15,25 @@ done (the session may come back with its watches); on LOST the ephemeral registr
 all watches are gone, so once the client reconnects with a new session the broker
 re-registers, re-elects and re-reads everything.
 
+Topics are cached (:mod:`brokerd.coordination.topic_cache`): a watch event re-reads only
+the node it names, and events are coalesced: they mark (topic, partition) dirty and one
+flush task re-reads everything dirty and posts at most one ``topic_changed`` per topic, so
+a burst of 1,000 state changes costs 1,000 pipelined reads and one post per topic.
+
 Controller: the first broker to create the ephemeral ``/controller`` node (bumping
-``/controller_epoch``) is the controller.  For now its only duty is to give new partitions
-their initial leadership (first live replica) and to execute ``/admin/delete_topics``
-requests; leader failover is the replication issue's job.
+``/controller_epoch``) is the controller; its duties (failover, controlled shutdown,
+preferred leaders, reassignment, first leaders of new partitions) are in
+:mod:`brokerd.coordination.controller`.  It also executes ``/admin/delete_topics``.
+Every broker keeps the controller's inputs current (live brokers, brokers shutting down,
+the topic cache), so whoever wins the next election can act at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -33,12 +42,13 @@ from typing import Any, Protocol, TypeVar
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
-from kazoo.recipe.watchers import ChildrenWatch
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from brokerd.coordination import writes, znodes
-from brokerd.coordination.assignment import initial_state
+from brokerd.coordination.controller import Controller
 from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
 from brokerd.coordination.security_watch import SecurityEvents, SecurityWatch
+from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
 from brokerd.coordination.znodes import (
     BrokerRegistration,
     PartitionState,
@@ -73,6 +83,10 @@ class CoordinationEvents(Protocol):
 
     def controller_changed(self, controller_id: int) -> None: ...
 
+    def broker_config_changed(self, config: dict[str, str]) -> None:
+        """Dynamic broker config: ``/config/brokers/<default>`` overlaid with
+        ``/config/brokers/<this id>``; posted once at start and on every change."""
+
 
 def split_connect(connect: str) -> tuple[str, str]:
     """``h1:2181,h2:2181/chroot`` -> (hosts, "/chroot") (chroot "" when absent)."""
@@ -91,7 +105,11 @@ class ZkCoordinator:
         loop: asyncio.AbstractEventLoop,
         session_timeout_s: float = 18.0,
         clock: Callable[[], float] = time.time,
+        leader_rebalance_interval_s: float | None = None,
     ) -> None:
+        """``leader_rebalance_interval_s``: how often the controller moves leadership back
+        to preferred replicas (``auto.leader.rebalance.enable`` /
+        ``leader.imbalance.check.interval.seconds``); None disables it."""
         self._hosts, self._chroot = split_connect(connect)
         self._registration = registration
         self._events = events
@@ -100,9 +118,17 @@ class ZkCoordinator:
         self._session_timeout_s = session_timeout_s
         self._client = KazooClient(hosts=self._hosts, timeout=session_timeout_s)
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="zk")
-        self._topic_watchers: dict[str, Callable[[Any], None]] = {}
-        self._live_brokers: set[int] = set()
+        self._topics = TopicCache(self._client, self._topic_event)
+        self._controller = Controller(self._client, self._topics, registration.broker_id)
+        # Coalescing of topic watch events (kazoo threads) into flushes (worker thread).
+        self._dirty: dict[str, set[int] | None] = {}
+        self._dirty_lock = threading.Lock()
+        self._flush_queued = False
+        self._broker_config: dict[str, dict[str, str]] = {}
+        self._rebalance_interval_s = leader_rebalance_interval_s
+        self._rebalancer: asyncio.Task[None] | None = None
         self._session_lost = False
+        self._leaving = False
         self._closing = False
         self.controller_id = -1
         self.cluster_id = ""
@@ -123,6 +149,9 @@ class ZkCoordinator:
         # connecting, plus waiting out a foreign registration of our id (see _register_sync)
         budget = timeout + self._session_timeout_s + 5
         await self._run(self._start_sync, timeout, timeout=budget)
+        if self._rebalance_interval_s is not None:
+            self._rebalancer = asyncio.create_task(self._rebalance_periodically(
+                self._rebalance_interval_s))
 
     def _start_sync(self, timeout: float) -> None:
         self._client.start(timeout=timeout)
@@ -131,7 +160,7 @@ class ZkCoordinator:
             self._client.ensure_path(self._chroot)
             self._client.chroot = self._chroot
         for path in (znodes.BROKER_IDS, znodes.TOPICS, znodes.TOPIC_CONFIGS,
-                     znodes.DELETE_TOPICS):
+                     znodes.DELETE_TOPICS, znodes.CONTROLLED_SHUTDOWN):
             self._client.ensure_path(path)
         self.cluster_id = writes.read_or_create_cluster_id(self._client)
         self._register_sync()
@@ -139,6 +168,12 @@ class ZkCoordinator:
         ChildrenWatch(self._client, znodes.BROKER_IDS, self._on_broker_children)
         ChildrenWatch(self._client, znodes.TOPICS, self._on_topic_children)
         ChildrenWatch(self._client, znodes.DELETE_TOPICS, self._on_delete_requests)
+        ChildrenWatch(self._client, znodes.CONTROLLED_SHUTDOWN, self._on_shutdown_requests)
+        DataWatch(self._client, znodes.REASSIGN_PARTITIONS, self._on_reassign_request)
+        DataWatch(self._client, znodes.PREFERRED_ELECTION, self._on_preferred_request)
+        for entity in (znodes.DEFAULT_BROKER_CONFIG, str(self.broker_id)):
+            DataWatch(self._client, znodes.broker_config_path(entity),
+                      self._broker_config_watcher(entity))
         self._elect_sync()
 
     async def watch_security(self, events: SecurityEvents,
@@ -167,6 +202,10 @@ class ZkCoordinator:
     async def close(self) -> None:
         """Deregister (delete our ephemeral node) and end the session."""
         self._closing = True
+        if self._rebalancer is not None:
+            self._rebalancer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._rebalancer
         try:
             await self._run(self._close_sync)
         finally:
@@ -226,9 +265,10 @@ class ZkCoordinator:
     def _new_session_sync(self) -> None:
         log.warning("ZooKeeper session was lost; re-registering broker %d", self.broker_id)
         self._register_sync()
+        self._topics.forget_all()  # the session's watches are gone: read everything again
         self._elect_sync()
         for name in self._client.get_children(znodes.TOPICS):
-            self._refresh_topic_sync(name)
+            self._topic_event(name, ASSIGNMENT)
 
     # ---- registration and controller -------------------------------------------------
 
@@ -260,26 +300,31 @@ class ZkCoordinator:
             time.sleep(0.2)
 
     def _elect_sync(self) -> None:
-        now_ms = int(self._clock() * 1000)
-        try:
-            self._client.create(znodes.CONTROLLER,
-                                znodes.encode_controller(self.broker_id, now_ms), ephemeral=True)
-            self.controller_epoch = writes.bump_controller_epoch(self._client)
-            self.controller_id = self.broker_id
-            log.info("broker %d is the controller (epoch %d)", self.broker_id,
-                     self.controller_epoch)
-        except NodeExistsError:
-            pass
+        """Run for controller (unless leaving), then watch ``/controller``.  A broker that
+        wins fences its predecessor by bumping ``/controller_epoch``."""
+        if not self._leaving:
+            now_ms = int(self._clock() * 1000)
+            try:
+                self._client.create(znodes.CONTROLLER, znodes.encode_controller(
+                    self.broker_id, now_ms), ephemeral=True)
+                self.controller_epoch, epoch_version = writes.bump_controller_epoch(
+                    self._client)
+                self.controller_id = self.broker_id
+                self._controller.activate(self.controller_epoch, epoch_version)
+                log.info("broker %d is the controller (epoch %d)", self.broker_id,
+                         self.controller_epoch)
+            except NodeExistsError:
+                pass
         try:
             data, _ = self._client.get(znodes.CONTROLLER, watch=self._on_controller_event)
             self.controller_id = znodes.decode_controller(data)
         except NoNodeError:
             self._submit(self._elect_sync)  # vanished between create and get: try again
             return
+        self._controller.active = self._controller.active and self.is_controller
         self._post(self._events.controller_changed, self.controller_id)
-        if self.is_controller:
-            for name in self._client.get_children(znodes.TOPICS):
-                self._refresh_topic_sync(name)
+        if self._controller.active:
+            self._controller.resume()
             self._delete_requested_sync(self._client.get_children(znodes.DELETE_TOPICS))
 
     def _on_controller_event(self, event: Any) -> None:
@@ -298,86 +343,88 @@ class ZkCoordinator:
                 brokers[int(child)] = BrokerRegistration.decode(int(child), data)
             except (NoNodeError, ValueError):
                 continue
-        came_alive = set(brokers) - self._live_brokers
-        self._live_brokers = set(brokers)
+        self._controller.live = set(brokers)
         self._post(self._events.brokers_changed, brokers)
-        if came_alive and self.is_controller:
-            for name in list(self._topic_watchers):
-                self._refresh_topic_sync(name)
+        self._controller.brokers_changed()
+
+    def _on_shutdown_requests(self, children: list[str]) -> None:
+        self._submit(self._shutdown_requests_sync, children)
+
+    def _shutdown_requests_sync(self, children: list[str]) -> None:
+        self._controller.shutting_down = {int(c) for c in children if c.isdigit()}
+        self._controller.handle_shutdowns()
+
+    # ---- admin requests and dynamic broker config ------------------------------------
+
+    def _on_reassign_request(self, data: bytes | None, stat: Any) -> None:
+        if data:
+            self._submit(self._requests_sync, self._controller.reassign, data)
+
+    def _on_preferred_request(self, data: bytes | None, stat: Any) -> None:
+        if stat is not None:
+            self._submit(self._requests_sync, self._controller.elect_preferred, data)
+
+    @staticmethod
+    def _requests_sync(handle: Callable[[list[znodes.PartitionRequest]], object],
+                       data: bytes | None) -> None:
+        try:
+            requests = znodes.decode_partition_requests(data)
+        except znodes.ZnodeFormatError:
+            log.exception("ignoring unreadable admin request")
+            return
+        handle(requests)
+
+    async def _rebalance_periodically(self, interval_s: float) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            self._submit(self._controller.elect_preferred, None)
+
+    def _broker_config_watcher(self, entity: str) -> Callable[[bytes | None, Any], None]:
+        def watcher(data: bytes | None, stat: Any) -> None:
+            self._submit(self._broker_config_sync, entity, data)
+        return watcher
+
+    def _broker_config_sync(self, entity: str, data: bytes | None) -> None:
+        self._broker_config[entity] = znodes.decode_topic_config(data)
+        merged = {**self._broker_config.get(znodes.DEFAULT_BROKER_CONFIG, {}),
+                  **self._broker_config.get(str(self.broker_id), {})}
+        self._post(self._events.broker_config_changed, merged)
 
     # ---- topics ----------------------------------------------------------------------
 
     def _on_topic_children(self, children: list[str]) -> None:
         for name in children:
-            if name not in self._topic_watchers:
-                self._submit(self._refresh_topic_sync, name)
+            if not self._topics.known(name):
+                self._topic_event(name, ASSIGNMENT)
 
-    def _watcher(self, name: str) -> Callable[[Any], None]:
-        watcher = self._topic_watchers.get(name)
-        if watcher is None:
-            def watcher(event: Any) -> None:
-                self._submit(self._refresh_topic_sync, name)
-            self._topic_watchers[name] = watcher
-        return watcher
+    def _topic_event(self, name: str, key: int) -> None:
+        """Any thread: mark ``key`` of ``name`` dirty; the first mark of a burst queues
+        the flush, later ones just join it."""
+        with self._dirty_lock:
+            if name not in self._dirty:
+                self._dirty[name] = {key}
+            elif self._dirty[name] is not None:
+                self._dirty[name].add(key)  # type: ignore[union-attr]
+            if self._flush_queued:
+                return
+            self._flush_queued = True
+        self._submit(self._flush_sync)
 
-    def _get_watched(self, path: str, watcher: Callable[[Any], None]) -> tuple[bytes, Any]:
-        """Read a node and watch it; a missing node gets an exists-watch for its creation."""
-        try:
-            return self._client.get(path, watch=watcher)  # type: ignore[no-any-return]
-        except NoNodeError:
-            if self._client.exists(path, watch=watcher) is not None:
-                return self._client.get(path, watch=watcher)  # type: ignore[no-any-return]
-            raise
-
-    def _refresh_topic_sync(self, name: str) -> None:
-        """Re-read one topic, give new partitions leaders (controller), tell the loop."""
-        watcher = self._watcher(name)
-        try:
-            data, _ = self._client.get(znodes.topic_path(name), watch=watcher)
-        except NoNodeError:
-            self._topic_watchers.pop(name, None)
-            self._post(self._events.topic_changed, name, None)
-            return
-        try:
-            assignment = TopicAssignment.decode(name, data)
-        except znodes.ZnodeFormatError:
-            log.exception("ignoring topic %s with unreadable assignment", name)
-            return
-        states: dict[int, PartitionState] = {}
-        for partition, replicas in assignment.replicas.items():
-            path = znodes.partition_state_path(name, partition)
-            try:
-                raw, stat = self._get_watched(path, watcher)
-                states[partition] = PartitionState.decode(raw, stat.version)
-            except NoNodeError:
-                state = self._initialize_partition(path, replicas, watcher)
-                if state is not None:
-                    states[partition] = state
-            except znodes.ZnodeFormatError:
-                log.exception("ignoring unreadable state of %s-%d", name, partition)
-        try:
-            raw_config, _ = self._get_watched(znodes.topic_config_path(name), watcher)
-            config = znodes.decode_topic_config(raw_config)
-        except NoNodeError:
-            config = {}
-        metadata = TopicMetadata(name, assignment.topic_id, assignment.replicas, states, config)
-        self._post(self._events.topic_changed, name, metadata)
-
-    def _initialize_partition(self, path: str, replicas: tuple[int, ...],
-                              watcher: Callable[[Any], None]) -> PartitionState | None:
-        """Controller only: write the first leadership of a partition that has none."""
-        if not self.is_controller:
-            return None
-        state = initial_state(replicas, self._live_brokers | {self.broker_id},
-                              self.controller_epoch)
-        if state is None:
-            return None
-        try:
-            self._client.create(path, state.encode(), makepath=True)
-        except NodeExistsError:
-            pass  # a previous controller got there first; the watch brings its version
-        raw, stat = self._client.get(path, watch=watcher)
-        return PartitionState.decode(raw, stat.version)
+    def _flush_sync(self) -> None:
+        """Re-read everything marked dirty, post one ``topic_changed`` per topic, then let
+        the controller act on what it read."""
+        with self._dirty_lock:
+            dirty, self._dirty = self._dirty, {}
+            self._flush_queued = False
+        changed: dict[str, set[int] | None] = {}
+        for name, keys in dirty.items():
+            if keys is not None and ASSIGNMENT not in keys and not self._topics.known(name):
+                continue  # a partition of a deleted topic
+            metadata = self._topics.read(name, keys)
+            self._post(self._events.topic_changed, name, metadata)
+            if metadata is not None:
+                changed[name] = keys
+        self._controller.topics_read(changed)
 
     def _on_delete_requests(self, children: list[str]) -> None:
         if children:
@@ -409,6 +456,48 @@ class ZkCoordinator:
     async def set_topic_config(self, name: str, config: dict[str, str]) -> None:
         await self._run(writes.set_or_create, self._client, znodes.topic_config_path(name),
                         znodes.encode_topic_config(config))
+
+    async def controlled_shutdown(self, timeout_s: float) -> bool:
+        """Ask the controller to move this broker's leaderships to other in-sync replicas
+        and drop it from every ISR; True once it reports nothing left to move (False on
+        timeout, on ZooKeeper trouble, or when some partition had no one to take over).
+        A controller does the moves itself and then resigns."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        self._leaving = True
+        try:
+            await self._run(self._request_shutdown_sync, timeout=timeout_s)
+            while loop.time() < deadline:
+                remaining = await self._run(self._shutdown_result_sync,
+                                            timeout=max(0.1, deadline - loop.time()))
+                if remaining is not None:
+                    await self._run(self._resign_sync, timeout=max(0.1, deadline - loop.time()))
+                    return remaining == 0
+                await asyncio.sleep(0.05)
+        except CoordinationUnavailableError:
+            log.warning("controlled shutdown of broker %d failed", self.broker_id,
+                        exc_info=True)
+        return False
+
+    def _request_shutdown_sync(self) -> None:
+        with contextlib.suppress(NodeExistsError):
+            self._client.create(znodes.controlled_shutdown_path(self.broker_id),
+                                ephemeral=True, makepath=True)
+
+    def _shutdown_result_sync(self) -> int | None:
+        try:
+            data, _ = self._client.get(znodes.controlled_shutdown_path(self.broker_id))
+        except NoNodeError:
+            return None
+        return znodes.decode_shutdown_result(data)
+
+    def _resign_sync(self) -> None:
+        """Hand the controller role on (a leaving broker does not run again)."""
+        if not self.is_controller:
+            return
+        self._controller.active = False
+        with contextlib.suppress(NoNodeError):
+            self._client.delete(znodes.CONTROLLER)
 
     async def update_isr(self, topic: str, partition: int, leader_epoch: int,
                          isr: tuple[int, ...], zk_version: int) -> PartitionState | None:

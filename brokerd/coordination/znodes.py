@@ -16,7 +16,12 @@ Formats (all paths below the deployment's chroot):
   "partitions":{"0":[1,2]},"adding_replicas":{},"removing_replicas":{}}``
 * ``/brokers/topics/<t>/partitions/<p>/state`` ``{"controller_epoch":e,"leader":b,
   "version":1,"leader_epoch":n,"isr":[b…]}``
-* ``/config/topics/<t>`` ``{"version":1,"config":{key:value}}``
+* ``/config/topics/<t>`` and ``/config/brokers/<default>|<id>``
+  ``{"version":1,"config":{key:value}}``
+* ``/admin/reassign_partitions`` ``{"version":1,"partitions":[{"topic":t,"partition":p,
+  "replicas":[b…]}]}``; ``/admin/preferred_replica_election`` the same without replicas.
+* ``/admin/controlled_shutdown/<id>`` (ours, ephemeral) empty while requested, then
+  ``{"version":1,"remaining_leaders":n}`` once the controller moved what it could.
 * ``/controller`` (ephemeral) ``{"version":1,"brokerid":b,"timestamp":"<ms>"}``;
   ``/controller_epoch`` holds the bare integer epoch.
 * ``/cluster/id`` ``{"version":"1","id":"<base64url uuid>"}``.
@@ -39,6 +44,13 @@ CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 DELETE_TOPICS = "/admin/delete_topics"
+REASSIGN_PARTITIONS = "/admin/reassign_partitions"
+PREFERRED_ELECTION = "/admin/preferred_replica_election"
+# Ours, not Kafka's (whose brokers ask the controller over RPC): one ephemeral child per
+# broker in controlled shutdown, data filled in by the controller when it is done.
+CONTROLLED_SHUTDOWN = "/admin/controlled_shutdown"
+BROKER_CONFIGS = "/config/brokers"
+DEFAULT_BROKER_CONFIG = "<default>"
 CLUSTER_ID = "/cluster/id"
 # Kafka hands out producer ids in blocks of 1000 per broker (ProducerIdManager).
 PRODUCER_ID_BLOCK_SIZE = 1000
@@ -58,6 +70,15 @@ def partition_state_path(topic: str, partition: int) -> str:
 
 def topic_config_path(topic: str) -> str:
     return f"{TOPIC_CONFIGS}/{topic}"
+
+
+def broker_config_path(entity: str) -> str:
+    """``/config/brokers/<default>`` (all brokers) or ``/config/brokers/<id>``."""
+    return f"{BROKER_CONFIGS}/{entity}"
+
+
+def controlled_shutdown_path(broker_id: int) -> str:
+    return f"{CONTROLLED_SHUTDOWN}/{broker_id}"
 
 
 class ZnodeFormatError(ValueError):
@@ -158,33 +179,89 @@ class PartitionState:
 
 @dataclass(frozen=True)
 class TopicAssignment:
-    """``/brokers/topics/<t>``: the topic id and each partition's replica list."""
+    """``/brokers/topics/<t>``: the topic id, each partition's replica list and, while a
+    reassignment runs, the replicas being added and removed (Kafka's version 3 keys)."""
 
     topic_id: uuid.UUID
     replicas: dict[int, tuple[int, ...]]
+    adding: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    removing: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     def encode(self) -> bytes:
         return _dump({
             "version": 3,
             "topic_id": topic_id_to_str(self.topic_id),
-            "partitions": {str(p): list(r) for p, r in sorted(self.replicas.items())},
-            "adding_replicas": {},
-            "removing_replicas": {},
+            "partitions": _replica_map(self.replicas),
+            "adding_replicas": _replica_map(self.adding),
+            "removing_replicas": _replica_map(self.removing),
         })
 
     @classmethod
     def decode(cls, topic: str, data: bytes | None) -> TopicAssignment:
         value = _load(data, f"topic {topic}")
         try:
-            partitions = {int(p): tuple(int(b) for b in r)
-                          for p, r in value["partitions"].items()}
+            partitions = _parse_replica_map(value["partitions"])
+            adding = _parse_replica_map(value.get("adding_replicas") or {})
+            removing = _parse_replica_map(value.get("removing_replicas") or {})
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ZnodeFormatError(f"topic {topic}: bad partitions: {exc}") from exc
         raw_id = value.get("topic_id")
         # Version 1/2 topics (written by old tools) carry no id; derive a stable one from the
         # name so every broker reports the same id without writing to the node.
         topic_id = topic_id_from_str(raw_id) if raw_id else uuid.uuid5(uuid.NAMESPACE_URL, topic)
-        return cls(topic_id, partitions)
+        return cls(topic_id, partitions, adding, removing)
+
+
+def _replica_map(replicas: dict[int, tuple[int, ...]]) -> dict[str, list[int]]:
+    return {str(p): list(r) for p, r in sorted(replicas.items())}
+
+
+def _parse_replica_map(value: dict[str, Any]) -> dict[int, tuple[int, ...]]:
+    return {int(p): tuple(int(b) for b in r) for p, r in value.items()}
+
+
+@dataclass(frozen=True)
+class PartitionRequest:
+    """One entry of an admin request node: a partition and, for a reassignment, its
+    target replicas (empty for a preferred-leader election)."""
+
+    topic: str
+    partition: int
+    replicas: tuple[int, ...] = ()
+
+
+def encode_partition_requests(requests: list[PartitionRequest]) -> bytes:
+    entries: list[dict[str, Any]] = []
+    for request in requests:
+        entry: dict[str, Any] = {"topic": request.topic, "partition": request.partition}
+        if request.replicas:
+            entry["replicas"] = list(request.replicas)
+        entries.append(entry)
+    return _dump({"version": 1, "partitions": entries})
+
+
+def decode_partition_requests(data: bytes | None) -> list[PartitionRequest]:
+    """Kafka's ``/admin/reassign_partitions`` / ``/admin/preferred_replica_election``."""
+    if not data:
+        return []
+    value = _load(data, "admin request")
+    try:
+        return [PartitionRequest(str(entry["topic"]), int(entry["partition"]),
+                                 tuple(int(b) for b in entry.get("replicas") or ()))
+                for entry in value.get("partitions") or ()]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ZnodeFormatError(f"admin request: {exc}") from exc
+
+
+def encode_shutdown_result(remaining_leaders: int) -> bytes:
+    return _dump({"version": 1, "remaining_leaders": remaining_leaders})
+
+
+def decode_shutdown_result(data: bytes | None) -> int | None:
+    """Leaderships the controller could not move, or None while the request is pending."""
+    if not data:
+        return None
+    return int(_load(data, "controlled shutdown").get("remaining_leaders", 0))
 
 
 def encode_topic_config(config: dict[str, str]) -> bytes:
@@ -192,6 +269,7 @@ def encode_topic_config(config: dict[str, str]) -> bytes:
 
 
 def decode_topic_config(data: bytes | None) -> dict[str, str]:
+    """The ``config`` map of a topic's (or, same format, a broker's) config node."""
     if not data:
         return {}
     value = _load(data, "topic config")
@@ -251,3 +329,5 @@ class TopicMetadata:
     replicas: dict[int, tuple[int, ...]]
     states: dict[int, PartitionState] = field(default_factory=dict)
     config: dict[str, str] = field(default_factory=dict)
+    adding_replicas: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    removing_replicas: dict[int, tuple[int, ...]] = field(default_factory=dict)

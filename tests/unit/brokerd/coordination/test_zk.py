@@ -36,6 +36,9 @@ class Events:
         self.controller = controller_id
         self.changed.set()
 
+    def broker_config_changed(self, config: dict[str, str]) -> None:
+        self.changed.set()
+
     async def until(self, predicate: Any, timeout: float = 5.0) -> None:
         async def poll() -> None:
             while not predicate():

@@ -1,0 +1,324 @@
+"""The controller's ZooKeeper work: leader election after broker loss, controlled
+shutdown, preferred-leader election, reassignment, first leadership of new partitions.
+
+How it decides: from the coordinator's :class:`TopicCache` (every broker keeps one, so a
+newly elected controller starts with a full picture), with the pure rules of
+:mod:`brokerd.coordination.election`.  How it writes: every change is one ZooKeeper
+transaction ``check(/controller_epoch, version) + set_data(node, zk_version)``, pipelined
+over all affected partitions (:func:`writes.write_states_fenced`).  The epoch check fences
+a deposed controller (its session lost, a successor already bumped the epoch); the version
+check catches leaders' concurrent ISR updates, which are re-read and decided again.
+
+Everything it acts on lives in ZooKeeper (broker registrations, request nodes, the
+assignment's adding/removing replicas), so a successor resumes any unfinished work by
+running :meth:`Controller.resume`.
+
+Thread-safety: none; used only on the coordinator's ZooKeeper thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError, NoNodeError
+
+from brokerd.coordination import election, writes, znodes
+from brokerd.coordination.assignment import initial_state
+from brokerd.coordination.topic_cache import TopicCache
+from brokerd.coordination.writes import PartitionKey
+from brokerd.coordination.znodes import PartitionRequest, PartitionState, TopicMetadata
+
+log = logging.getLogger(__name__)
+
+# Conflicting writes (a leader changed the ISR meanwhile) are re-read and decided again;
+# more rounds than this means something keeps racing us: the next event retries.
+MAX_ROUNDS = 5
+Decide = Callable[[TopicMetadata, int, PartitionState], PartitionState | None]
+
+
+class Controller:
+    """Acts only while :attr:`active`; the coordinator keeps :attr:`live` and
+    :attr:`shutting_down` current from the broker and controlled-shutdown watches."""
+
+    def __init__(self, client: KazooClient, cache: TopicCache, broker_id: int) -> None:
+        self._client = client
+        self._cache = cache
+        self._broker_id = broker_id
+        self._epoch_version = -1
+        self.epoch = 0
+        self.active = False
+        self.live: set[int] = set()
+        self.shutting_down: set[int] = set()
+
+    @property
+    def eligible(self) -> set[int]:
+        """Brokers that may lead or be in an ISR."""
+        return self.live - self.shutting_down
+
+    def activate(self, epoch: int, epoch_version: int) -> None:
+        self.epoch, self._epoch_version, self.active = epoch, epoch_version, True
+
+    def resume(self) -> None:
+        """A new controller's first pass: repair every partition (leaders lost while no
+        controller ran), then pick up pending requests."""
+        self.topics_read({name: None for name in self._cache.topics})
+        self.handle_shutdowns()
+        self.reassign(writes.pending_requests(self._client, znodes.REASSIGN_PARTITIONS))
+        self.elect_preferred(writes.pending_requests(self._client, znodes.PREFERRED_ELECTION))
+
+    # ---- failover ---------------------------------------------------------------------
+
+    def topics_read(self, changed: dict[str, set[int] | None]) -> None:
+        """After the cache re-read ``changed`` (None: whole topic): give new partitions
+        their first leader, repair partitions whose leader is gone, and advance
+        reassignments whose ISR grew."""
+        if not self.active:
+            return
+        self._initialize(changed)
+        keys = [(name, p) for name, parts in changed.items()
+                for p in self._partitions(name, parts)]
+        self.repair(keys)
+        self._advance_reassignments([name for name in changed if self._reassigning(name)])
+
+    def brokers_changed(self) -> None:
+        """Broker loss or return: repair all partitions in one batch."""
+        if not self.active:
+            return
+        started = time.monotonic()
+        elected = self.repair(self._all_keys())
+        if elected:
+            log.info("elected %d leaders in %.1f ms", elected,
+                     (time.monotonic() - started) * 1000)
+        self._initialize({name: None for name in self._cache.topics})
+
+    def repair(self, keys: Iterable[PartitionKey]) -> int:
+        """Apply :func:`election.elect_on_change`; returns how many leaders changed."""
+        eligible, alive = self.eligible, set(self.live)
+
+        def decide(topic: TopicMetadata, partition: int,
+                   state: PartitionState) -> PartitionState | None:
+            unclean = topic.config.get("unclean.leader.election.enable", "").lower() == "true"
+            return election.elect_on_change(topic.replicas[partition], state, eligible,
+                                            alive, self.epoch, unclean)
+        return self._apply(keys, decide)
+
+    # ---- controlled shutdown ----------------------------------------------------------
+
+    def handle_shutdowns(self) -> None:
+        """Move leadership and ISR membership off brokers in controlled shutdown, then
+        tell each how many leaderships it still holds (those had no one to move to)."""
+        if not self.active or not self.shutting_down:
+            return
+        self.repair(self._all_keys())
+        for broker in sorted(self.shutting_down):
+            remaining = sum(1 for topic in self._cache.topics.values()
+                            for state in topic.states.values() if state.leader == broker)
+            try:
+                self._client.set(znodes.controlled_shutdown_path(broker),
+                                 znodes.encode_shutdown_result(remaining))
+            except NoNodeError:
+                pass  # the broker already gave up waiting and left
+
+    # ---- preferred leaders ------------------------------------------------------------
+
+    def elect_preferred(self, requests: list[PartitionRequest] | None) -> int:
+        """Preferred-leader election for ``requests`` (None: every partition, the
+        periodic rebalance); a request node is removed when done."""
+        if not self.active:
+            return 0
+        eligible = self.eligible
+        keys = (self._all_keys() if requests is None
+                else [(r.topic, r.partition) for r in requests])
+
+        def decide(topic: TopicMetadata, partition: int,
+                   state: PartitionState) -> PartitionState | None:
+            return election.preferred_leader_move(topic.replicas[partition], state, eligible,
+                                                  self.epoch)
+        moved = self._apply(keys, decide)
+        if requests is not None:
+            writes.remove_requests(self._client, znodes.PREFERRED_ELECTION, set(keys))
+        if moved:
+            log.info("moved %d leaders to their preferred replica", moved)
+        return moved
+
+    # ---- reassignment -----------------------------------------------------------------
+
+    def reassign(self, requests: list[PartitionRequest]) -> None:
+        """Start requested reassignments: assignment := target + (original - target) with
+        adding/removing set; brokers then start the new replicas following."""
+        if not self.active or not requests:
+            return
+        by_topic: dict[str, dict[int, tuple[int, ...]]] = {}
+        for request in requests:
+            by_topic.setdefault(request.topic, {})[request.partition] = request.replicas
+        finished: set[PartitionKey] = set()
+        for name, targets in by_topic.items():
+            finished |= self._start_reassignment(name, targets)
+        if finished:
+            writes.remove_requests(self._client, znodes.REASSIGN_PARTITIONS, finished)
+        self._advance_reassignments(list(by_topic))
+
+    def _start_reassignment(self, name: str, targets: dict[int, tuple[int, ...]]
+                            ) -> set[PartitionKey]:
+        """Returns requests that need no work (unknown partition, already assigned)."""
+        for _ in range(MAX_ROUNDS):
+            assignment = self._cache.assignment(name)
+            if assignment is None:
+                return {(name, p) for p in targets}
+            done: set[PartitionKey] = set()
+            replicas, adding, removing = (dict(assignment.replicas), dict(assignment.adding),
+                                          dict(assignment.removing))
+            for partition, target in targets.items():
+                in_progress = partition in adding or partition in removing
+                if partition not in replicas or not target:
+                    done.add((name, partition))
+                elif not in_progress and replicas[partition] == target:
+                    done.add((name, partition))
+                elif not in_progress:
+                    replicas[partition], adding[partition], removing[partition] = (
+                        election.reassignment_replicas(replicas[partition], target))
+            updated = znodes.TopicAssignment(assignment.topic_id, replicas, adding, removing)
+            if updated == assignment or self._write_assignment(name, updated):
+                return done
+            self._cache.read(name, None)
+        return set()
+
+    def _reassigning(self, name: str) -> bool:
+        topic = self._cache.topics.get(name)
+        return topic is not None and bool(topic.adding_replicas or topic.removing_replicas)
+
+    def _advance_reassignments(self, names: list[str]) -> None:
+        """Finish reassignments whose whole target is in the ISR: move leadership into
+        the target, shrink the ISR to it, then assignment := target."""
+        finished: set[PartitionKey] = set()
+        for name in names:
+            finished |= self._finish_ready(name)
+        if finished:
+            writes.remove_requests(self._client, znodes.REASSIGN_PARTITIONS, finished)
+
+    def _finish_ready(self, name: str) -> set[PartitionKey]:
+        topic = self._cache.topics.get(name)
+        if topic is None:
+            return set()
+        targets = {
+            p: election.reassignment_target(topic.replicas[p], topic.removing_replicas.get(p, ()))
+            for p in set(topic.adding_replicas) | set(topic.removing_replicas)
+            if p in topic.replicas
+        }
+        ready = {p: t for p, t in targets.items()
+                 if p in topic.states and election.reassignment_ready(t, topic.states[p])}
+        if not ready:
+            return set()
+        eligible = self.eligible
+
+        def decide(topic: TopicMetadata, partition: int,
+                   state: PartitionState) -> PartitionState | None:
+            return election.state_after_reassignment(ready[partition], state, eligible,
+                                                     self.epoch)
+        self._apply([(name, p) for p in ready], decide)
+        for _ in range(MAX_ROUNDS):
+            assignment = self._cache.assignment(name)
+            current = self._cache.topics.get(name)
+            if assignment is None or current is None:
+                return set()
+            done = {p for p, target in ready.items()
+                    if p in current.states and current.states[p].leader in target}
+            if not done:
+                return set()
+            replicas = {**assignment.replicas, **{p: ready[p] for p in done}}
+            adding = {p: r for p, r in assignment.adding.items() if p not in done}
+            removing = {p: r for p, r in assignment.removing.items() if p not in done}
+            updated = znodes.TopicAssignment(assignment.topic_id, replicas, adding, removing)
+            if self._write_assignment(name, updated):
+                log.info("reassignment of %s partitions %s done", name, sorted(done))
+                return {(name, p) for p in done}
+            self._cache.read(name, None)
+        return set()
+
+    def _write_assignment(self, name: str, assignment: znodes.TopicAssignment) -> bool:
+        version = writes.write_assignment_fenced(self._client, self._epoch_version, name,
+                                                 assignment, self._cache.versions[name])
+        if version is None:
+            return False
+        self._cache.put_assignment(name, assignment, version)
+        return True
+
+    # ---- shared -----------------------------------------------------------------------
+
+    def _initialize(self, changed: dict[str, set[int] | None]) -> None:
+        """First leadership of partitions without a state node (new topics/partitions),
+        pipelined.  Not fenced: a create cannot conflict with a newer controller's state
+        (whoever creates first wins, the other sees NodeExists)."""
+        live = self.eligible | ({self._broker_id} - self.shutting_down)
+        pending = []
+        for name, parts in changed.items():
+            topic = self._cache.topics.get(name)
+            if topic is None:
+                continue
+            for partition in self._partitions(name, parts):
+                if partition in topic.states:
+                    continue
+                state = initial_state(topic.replicas[partition], live, self.epoch)
+                if state is not None:
+                    path = znodes.partition_state_path(name, partition)
+                    pending.append(self._client.create_async(path, state.encode(),
+                                                             makepath=True))
+        for result in pending:
+            try:
+                result.get()
+            except NodeExistsError:
+                pass  # a previous controller got there first; the watch brings its state
+
+    def _apply(self, keys: Iterable[PartitionKey], decide: Decide) -> int:
+        """Decide and write ``keys`` in one batch; re-read and re-decide conflicts.
+        Returns how many partitions changed leader."""
+        pending = list(keys)
+        leaders_changed = 0
+        for _ in range(MAX_ROUNDS):
+            changes: dict[PartitionKey, PartitionState] = {}
+            previous: dict[PartitionKey, int] = {}
+            for name, partition in pending:
+                topic = self._cache.topics.get(name)
+                state = topic.states.get(partition) if topic is not None else None
+                if topic is None or state is None or partition not in topic.replicas:
+                    continue
+                new = decide(topic, partition, state)
+                if new is not None:
+                    changes[(name, partition)] = new
+                    previous[(name, partition)] = state.leader
+            if not changes:
+                break
+            try:
+                written, conflicts = writes.write_states_fenced(
+                    self._client, self._epoch_version, changes)
+            except writes.ControllerFencedError:
+                log.warning("broker %d is no longer the controller (epoch %d fenced)",
+                            self._broker_id, self.epoch)
+                self.active = False
+                break
+            by_topic: dict[str, dict[int, PartitionState]] = {}
+            for (name, partition), state in written.items():
+                by_topic.setdefault(name, {})[partition] = state
+                leaders_changed += state.leader != previous[(name, partition)]
+            for name, states in by_topic.items():
+                self._cache.put_states(name, states)
+            if not conflicts:
+                break
+            for name in {name for name, _ in conflicts}:
+                self._cache.read(name, {p for n, p in conflicts if n == name})
+            pending = conflicts
+        return leaders_changed
+
+    def _all_keys(self) -> list[PartitionKey]:
+        return [(name, p) for name, topic in self._cache.topics.items() for p in topic.replicas]
+
+    def _partitions(self, name: str, parts: set[int] | None) -> list[int]:
+        topic = self._cache.topics.get(name)
+        if topic is None:
+            return []
+        if parts is None or any(p < 0 for p in parts):
+            return list(topic.replicas)
+        return [p for p in parts if p in topic.replicas]

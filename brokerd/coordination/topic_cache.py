@@ -1,0 +1,172 @@
+"""Every topic as last read from ZooKeeper, kept current by watches, read partition by
+partition.
+
+Why a cache: a leader's ISR change or a controller's failover batch changes single
+partition-state nodes; re-reading a 1,000-partition topic for each of them would cost a
+million reads per failover.  So each watch event names what changed (its path: the
+assignment, one partition's state, or the config), only that is re-read, and the broker is
+handed the full, current :class:`TopicMetadata` built from this cache.  The controller
+decides from the same cache and re-reads only what its conditional writes found stale.
+
+Reads of many nodes are pipelined (kazoo's ``*_async``: all requests sent, then all
+answers collected), so a whole topic costs about one round trip, not one per partition.
+
+Thread-safety: none; used only on the coordinator's ZooKeeper thread.  Watches are armed
+by every read with one stable callable per topic, which reports ``(topic, key)`` through
+``on_change``: ``key`` is a partition, :data:`ASSIGNMENT` or :data:`CONFIG`.  The
+:class:`TopicMetadata` objects stored here are never mutated (each change stores a new
+one), because they are handed to the event loop's thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from brokerd.coordination import znodes
+from brokerd.coordination.znodes import PartitionState, TopicAssignment, TopicMetadata
+
+log = logging.getLogger(__name__)
+
+ASSIGNMENT = -1  # the topic node itself: replicas, adding/removing, or the topic is gone
+CONFIG = -2  # the topic's config node
+Watcher = Callable[[Any], None]
+
+
+class TopicCache:
+    """Topic metadata by name, plus each topic node's zk_version (the controller's
+    reassignment writes are conditional on it)."""
+
+    def __init__(self, client: KazooClient, on_change: Callable[[str, int], None]) -> None:
+        self._client = client
+        self._on_change = on_change
+        self._watchers: dict[str, Watcher] = {}
+        self.topics: dict[str, TopicMetadata] = {}
+        self.versions: dict[str, int] = {}
+
+    def known(self, name: str) -> bool:
+        """Whether ``name`` is watched (read at least once and not deleted since)."""
+        return name in self._watchers
+
+    def forget_all(self) -> None:
+        """After a session loss: watches are gone, so every topic must be read afresh."""
+        self.topics.clear()
+        self.versions.clear()
+
+    def read(self, name: str, keys: set[int] | None) -> TopicMetadata | None:
+        """Re-read what ``keys`` names (None: the whole topic) and return the topic's new
+        metadata, or None when the topic is gone.  A topic not cached yet is read whole."""
+        current = self.topics.get(name)
+        if current is None or keys is None or ASSIGNMENT in keys:
+            return self._read_topic(name, current)
+        config = self._read_config(name) if CONFIG in keys else current.config
+        partitions = [k for k in keys if k >= 0 and k in current.replicas]
+        states = {**current.states, **self._read_states(name, partitions)}
+        return self._store(dataclasses.replace(current, states=states, config=config))
+
+    def put_states(self, name: str, states: dict[int, PartitionState]) -> None:
+        """Record states this broker wrote itself (the controller), before their watch
+        events arrive, so its next decision starts from them."""
+        current = self.topics.get(name)
+        if current is not None and states:
+            self._store(dataclasses.replace(current, states={**current.states, **states}))
+
+    def put_assignment(self, name: str, assignment: TopicAssignment, zk_version: int) -> None:
+        current = self.topics.get(name)
+        if current is not None:
+            self.versions[name] = zk_version
+            self._store(dataclasses.replace(
+                current, replicas=assignment.replicas, adding_replicas=assignment.adding,
+                removing_replicas=assignment.removing))
+
+    def assignment(self, name: str) -> TopicAssignment | None:
+        current = self.topics.get(name)
+        if current is None:
+            return None
+        return TopicAssignment(current.topic_id, current.replicas, current.adding_replicas,
+                               current.removing_replicas)
+
+    def _store(self, metadata: TopicMetadata) -> TopicMetadata:
+        self.topics[metadata.name] = metadata
+        return metadata
+
+    def _read_topic(self, name: str, current: TopicMetadata | None) -> TopicMetadata | None:
+        """Assignment and config, plus the states of partitions not cached yet (cached
+        ones keep their armed watches and values)."""
+        watcher = self._watcher(name)
+        try:
+            data, stat = self._client.get(znodes.topic_path(name), watch=watcher)
+        except NoNodeError:
+            self._watchers.pop(name, None)
+            self.topics.pop(name, None)
+            self.versions.pop(name, None)
+            return None
+        try:
+            assignment = TopicAssignment.decode(name, data)
+        except znodes.ZnodeFormatError:
+            log.exception("ignoring topic %s with unreadable assignment", name)
+            return current
+        known = current.states if current is not None else {}
+        states = {p: s for p, s in known.items() if p in assignment.replicas}
+        states.update(self._read_states(
+            name, [p for p in assignment.replicas if p not in states]))
+        self.versions[name] = stat.version
+        return self._store(TopicMetadata(
+            name, assignment.topic_id, assignment.replicas, states, self._read_config(name),
+            assignment.adding, assignment.removing))
+
+    def _read_config(self, name: str) -> dict[str, str]:
+        path = znodes.topic_config_path(name)
+        watcher = self._watcher(name)
+        try:
+            raw, _ = self._client.get(path, watch=watcher)
+        except NoNodeError:
+            if self._client.exists(path, watch=watcher) is None:
+                return {}
+            raw, _ = self._client.get(path, watch=watcher)
+        return znodes.decode_topic_config(raw)
+
+    def _read_states(self, name: str, partitions: Iterable[int]) -> dict[int, PartitionState]:
+        """Pipelined reads; a missing state node gets an exists-watch so its creation (by
+        the controller) is reported."""
+        watcher = self._watcher(name)
+        paths = {p: znodes.partition_state_path(name, p) for p in partitions}
+        gets = {p: self._client.get_async(path, watch=watcher) for p, path in paths.items()}
+        states: dict[int, PartitionState] = {}
+        missing: dict[int, Any] = {}
+        for partition, result in gets.items():
+            try:
+                raw, stat = result.get()
+                states[partition] = PartitionState.decode(raw, stat.version)
+            except NoNodeError:
+                missing[partition] = self._client.exists_async(paths[partition],
+                                                               watch=watcher)
+            except znodes.ZnodeFormatError:
+                log.exception("ignoring unreadable state of %s-%d", name, partition)
+        for partition, result in missing.items():
+            if result.get() is not None:  # created between the two reads
+                raw, stat = self._client.get(paths[partition], watch=watcher)
+                states[partition] = PartitionState.decode(raw, stat.version)
+        return states
+
+    def _watcher(self, name: str) -> Watcher:
+        watcher = self._watchers.get(name)
+        if watcher is None:
+            prefix = znodes.topic_path(name) + "/partitions/"
+            config_path = znodes.topic_config_path(name)
+
+            def watcher(event: Any) -> None:
+                path = event.path or ""
+                if path.startswith(prefix):
+                    self._on_change(name, int(path[len(prefix):].split("/", 1)[0]))
+                elif path == config_path:
+                    self._on_change(name, CONFIG)
+                else:
+                    self._on_change(name, ASSIGNMENT)
+            self._watchers[name] = watcher
+        return watcher
