@@ -9,14 +9,13 @@ Kafka's: ``/brokers/ids/<id>`` = ``{"endpoints":["PLAINTEXT://host:port",…],"r
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
 
+from tenants.reassignment import NO_LEADER
+from tenants.znodes import decode
 from tenants.zookeeper import read
-
-NO_LEADER = -1
 
 
 @dataclass
@@ -40,10 +39,6 @@ class ClusterView:
     offline: list[str] = field(default_factory=list)
 
 
-def parse_json(data: bytes | None) -> dict:
-    return json.loads(data) if data else {}
-
-
 def summarize(registrations: dict[int, bytes], controller: bytes | None,
               assignments: dict[str, bytes], states: dict[tuple[str, int], bytes | None]
               ) -> ClusterView:
@@ -52,20 +47,20 @@ def summarize(registrations: dict[int, bytes], controller: bytes | None,
     A partition is offline when it has no live leader, under-replicated when its ISR is smaller
     than its replica list (Kafka's definitions).
     """
-    controller_id = parse_json(controller).get("brokerid")
+    controller_id = decode(controller).get("brokerid")
     brokers: dict[int, BrokerInfo] = {}
     for broker_id, data in registrations.items():
-        info = parse_json(data)
+        info = decode(data)
         brokers[broker_id] = BrokerInfo(broker_id, up=True, endpoints=list(info.get("endpoints", [])),
                                         rack=info.get("rack"), is_controller=broker_id == controller_id)
     view = ClusterView(brokers=[], controller_id=controller_id)
     for topic, data in assignments.items():
-        for partition, replicas in parse_json(data).get("partitions", {}).items():
+        for partition, replicas in decode(data).get("partitions", {}).items():
             view.partitions += 1
             name = f"{topic}-{partition}"
             for replica in replicas:
                 brokers.setdefault(replica, BrokerInfo(replica, up=False))
-            state = parse_json(states.get((topic, int(partition))))
+            state = decode(states.get((topic, int(partition))))
             leader = state.get("leader", NO_LEADER)
             if leader == NO_LEADER or leader not in registrations:
                 view.offline.append(name)
@@ -85,7 +80,7 @@ def read_cluster(zk: KazooClient) -> ClusterView:
     assignments = {t: read(zk, f"/brokers/topics/{t}") or b"" for t in topics}
     states: dict[tuple[str, int], bytes | None] = {}
     for topic, data in assignments.items():
-        for partition in parse_json(data).get("partitions", {}):
+        for partition in decode(data).get("partitions", {}):
             states[(topic, int(partition))] = read(
                 zk, f"/brokers/topics/{topic}/partitions/{partition}/state")
     return summarize(registrations, read(zk, "/controller"), assignments, states)

@@ -7,12 +7,15 @@ from rest_framework.routers import SimpleRouter
 
 from dashboard.api import ConsumerGroupViewSet
 from quotas.api import ClusterQuotaViewSet, InvoiceViewSet, TenantQuotaViewSet
-from tenants.api import views
+from tenants.api import cluster, views
 
 router = SimpleRouter()
 router.register("plans", views.PlanViewSet, basename="plan")
 router.register("tenants", views.TenantViewSet, basename="tenant")
 router.register("quotas", ClusterQuotaViewSet, basename="cluster-quota")
+router.register("reassignments", cluster.ReassignmentViewSet, basename="reassignment")
+router.register("preferred-leader-elections", cluster.PreferredElectionViewSet,
+                basename="preferred-leader-election")
 tenant_router = SimpleRouter()
 tenant_router.register("principals", views.PrincipalViewSet, basename="principal")
 tenant_router.register("api-keys", views.ApiKeyViewSet, basename="api-key")

@@ -103,7 +103,8 @@ class Topic(models.Model):
     topic_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     partitions = models.PositiveIntegerField(validators=[MinValueValidator(1), MaxValueValidator(1000)])
     replication_factor = models.PositiveSmallIntegerField(
-        default=3, validators=[MinValueValidator(1), MaxValueValidator(7)])
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(7)],
+        help_text="empty: the cluster default, resolved against the live brokers when placed")
     configs = models.JSONField(default=dict, blank=True)
     assignment = models.JSONField(null=True, blank=True, editable=False,
                                   help_text="partition -> replica broker ids, fixed once placed")
@@ -179,3 +180,44 @@ class Acl(models.Model):
         if self.resource_type == self.CLUSTER:
             return self.CLUSTER_NAME
         return f"{self.tenant.slug}.{self.resource_name}"
+
+
+class Reassignment(models.Model):
+    """An operator's request to move one partition's replicas (Kafka's partition reassignment).
+
+    States: ``pending`` (saved, the request not yet in ZooKeeper), ``running`` (in
+    ``/admin/reassign_partitions``; the controller is moving it), ``complete`` (the controller
+    removed it from the request and the assignment is the target), ``failed`` (the controller
+    dropped it with another assignment, or the topic went away).  At most one pending or running
+    reassignment per partition, as Kafka refuses a second move of a partition that is moving.
+    """
+
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETE = "complete"
+    FAILED = "failed"
+    STATE_CHOICES = [(s, s) for s in (PENDING, RUNNING, COMPLETE, FAILED)]
+    ACTIVE = (PENDING, RUNNING)
+
+    topic = models.CharField(max_length=249, help_text="physical topic name on the cluster")
+    partition = models.PositiveIntegerField()
+    replicas = models.JSONField(help_text="target replica broker ids; the first is the preferred leader")
+    original_replicas = models.JSONField(default=list, help_text="the assignment when requested")
+    throttle = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="follower replication throttle while moving, bytes/s")
+    state = models.CharField(max_length=10, choices=STATE_CHOICES, default=PENDING)
+    progress = models.CharField(max_length=500, blank=True, default="")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(
+            fields=["topic", "partition"], condition=models.Q(state__in=["pending", "running"]),
+            name="one_active_reassignment_per_partition")]
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition} -> {self.replicas}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from urllib.parse import unquote
 
+from django.conf import settings
 from django.db import transaction
 from kazoo.client import KazooClient
 
@@ -65,16 +66,32 @@ def live_broker_ids(zk: KazooClient) -> list[int]:
 
 
 def _place(topic: Topic, zk: KazooClient) -> dict[str, list[int]]:
-    """Fix the topic's replica assignment once, over the brokers alive now, and remember it."""
+    """Fix the topic's replica assignment once, over the brokers alive now, and remember it.
+
+    A topic without a replication factor gets the cluster default, or every live broker when
+    fewer are registered (a one-broker dev setup); the factor used is saved with the assignment.
+    """
     if topic.assignment is None:
-        start = topic.topic_id.int % max(1, len(live_broker_ids(zk)))
-        assignment = znodes.assign_replicas(
-            topic.partitions, topic.replication_factor, live_broker_ids(zk), start)
+        brokers = live_broker_ids(zk)
+        factor = topic.replication_factor or min(settings.DEFAULT_REPLICATION_FACTOR,
+                                                 len(brokers)) or settings.DEFAULT_REPLICATION_FACTOR
+        start = topic.topic_id.int % max(1, len(brokers))
+        assignment = znodes.assign_replicas(topic.partitions, factor, brokers, start)
         with transaction.atomic():
-            Topic.objects.filter(pk=topic.pk, assignment__isnull=True).update(assignment=assignment)
-        topic.refresh_from_db(fields=["assignment"])
+            Topic.objects.filter(pk=topic.pk, assignment__isnull=True).update(
+                assignment=assignment, replication_factor=factor)
+        topic.refresh_from_db(fields=["assignment", "replication_factor"])
     assert topic.assignment is not None
     return topic.assignment
+
+
+def topic_config(topic: Topic) -> dict[str, str]:
+    """The configs published for a placed topic: the tenant's own, plus ``min.insync.replicas``
+    = ``TENANT_MIN_INSYNC_REPLICAS`` when it has 3 or more replicas and the tenant set none."""
+    config = {k: str(v) for k, v in topic.configs.items()}
+    if (topic.replication_factor or 0) >= 3:
+        config.setdefault("min.insync.replicas", str(settings.TENANT_MIN_INSYNC_REPLICAS))
+    return config
 
 
 def sync_topic(zk: KazooClient, physical_name: str) -> list[str]:
@@ -95,7 +112,7 @@ def sync_topic(zk: KazooClient, physical_name: str) -> list[str]:
     changes = []
     assignment = _place(topic, zk)
     # Configs first, as Kafka does: a broker that sees the topic creates its logs with them.
-    if put_config(zk, config_path, {k: str(v) for k, v in topic.configs.items()}):
+    if put_config(zk, config_path, topic_config(topic)):
         changes.append(f"wrote /config/{config_path}")
     if read(zk, topic_path) is None:
         put(zk, topic_path, znodes.topic_payload(topic.topic_id, assignment))

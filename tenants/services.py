@@ -1,28 +1,29 @@
-"""The only way to change tenants, principals, API keys, client ids and topics.
+"""The only way to change tenants, principals, API keys, client ids, topics and partition moves.
 
 One function per action: each runs in a transaction, writes an audit row, and enqueues the
 ZooKeeper publication for after the commit.  Callers (views, commands) have already parsed and
 authorised the request; functions raise ``django.core.exceptions.ValidationError`` for
-requests that conflict with the current state.
+requests that conflict with the current state (``MoveConflict`` for a partition already moving).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
-from django.conf import settings
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from quotas.models import Plan
 
 from . import credentials, tasks
 from .audit import publish_on_commit, record
-from .models import Acl, ApiKey, ClientId, Principal, Tenant, Topic
+from .models import Acl, ApiKey, ClientId, Principal, Reassignment, Tenant, Topic
+from .reassignment import MoveConflict, TopicPartition
+from .reassignments import ClusterFacts
 
-Actor = AbstractBaseUser | AnonymousUser | None
+Actor: TypeAlias = AbstractBaseUser | AnonymousUser | None
 
 
 def _unpublish_principal_objects(principal: Principal) -> None:
@@ -149,7 +150,7 @@ def _check_partition_limit(tenant: Tenant, extra: int) -> None:
 @transaction.atomic
 def create_topic(actor: Actor, tenant: Tenant, *, name: str, partitions: int,
                  replication_factor: int | None = None, configs: dict[str, str] | None = None) -> Topic:
-    replication_factor = replication_factor or settings.DEFAULT_REPLICATION_FACTOR
+    """Save a topic; ``replication_factor`` None is the cluster default, resolved when placed."""
     configs = configs or {}
     Tenant.objects.select_for_update().filter(pk=tenant.pk).first()  # serialise limit checks
     _check_partition_limit(tenant, partitions)
@@ -210,3 +211,57 @@ def revoke_acl(actor: Actor, acl: Acl) -> None:
     record(actor, acl.tenant, "acl.revoke", str(acl))
     _publish_acl(acl)
     acl.delete()
+
+
+def _check_partition(facts: ClusterFacts, topic: str, partition: int) -> list[int]:
+    """The partition's current replicas; ValidationError when the topic or partition is unknown."""
+    if topic not in facts.assignments:
+        raise ValidationError({"topic": f"no topic {topic!r} on the cluster"})
+    replicas = facts.assignments[topic].get(str(partition))
+    if replicas is None:
+        raise ValidationError({"partition": (
+            f"topic {topic!r} has partitions 0..{len(facts.assignments[topic]) - 1}")})
+    return replicas
+
+
+@transaction.atomic
+def create_reassignment(actor: Actor, facts: ClusterFacts, *, topic: str, partition: int,
+                        replicas: list[int], throttle: int | None = None) -> Reassignment:
+    """Ask the controller to move one partition to ``replicas`` (first = preferred leader).
+
+    ``facts`` is the cluster as the caller just read it from ZooKeeper.  Raises
+    ValidationError for an unknown topic, partition or broker, and MoveConflict when the
+    partition is already moving (here or in a request another tool wrote).
+    """
+    original = _check_partition(facts, topic, partition)
+    unknown = sorted(set(replicas) - set(facts.brokers))
+    if not replicas or len(set(replicas)) != len(replicas) or unknown:
+        raise ValidationError({"replicas": (
+            f"brokers {unknown} are not registered (live: {facts.brokers})" if unknown else
+            "a non-empty list of distinct broker ids")})
+    active = Reassignment.objects.filter(topic=topic, partition=partition, state__in=Reassignment.ACTIVE)
+    if (topic, partition) in facts.moving or active.exists():
+        raise MoveConflict(f"partition {topic}-{partition} is already being reassigned; "
+                           "wait for that move to finish")
+    try:
+        with transaction.atomic():
+            move = Reassignment.objects.create(
+                topic=topic, partition=partition, replicas=list(replicas), original_replicas=original,
+                throttle=throttle, created_by=actor if actor is not None and actor.is_authenticated else None)
+    except IntegrityError as exc:  # a concurrent request for the same partition won
+        raise MoveConflict(f"partition {topic}-{partition} is already being reassigned") from exc
+    record(actor, None, "reassignment.create", f"{topic}-{partition}", replicas=list(replicas),
+           original=original, throttle=throttle)
+    publish_on_commit(tasks.start_reassignment, move.pk)
+    return move
+
+
+@transaction.atomic
+def request_preferred_election(actor: Actor, facts: ClusterFacts,
+                               partitions: list[TopicPartition]) -> list[TopicPartition]:
+    """Ask the controller to give each partition's leadership back to its preferred replica."""
+    for topic, partition in partitions:
+        _check_partition(facts, topic, partition)
+    record(actor, None, "leader_election.request", ",".join(f"{t}-{p}" for t, p in partitions))
+    publish_on_commit(tasks.request_preferred_election, [list(tp) for tp in partitions])
+    return partitions

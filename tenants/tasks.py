@@ -14,7 +14,7 @@ from celery import shared_task
 from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
-from . import publication
+from . import publication, reassignments
 from .zookeeper import client
 
 log = logging.getLogger(__name__)
@@ -56,3 +56,21 @@ def reconcile() -> list[str]:
 @shared_task(**RETRY)
 def publish_acl_resource(pattern_type: str, resource_type: str, resource_name: str) -> list[str]:
     return _report(publication.sync_acl_resource(client(), (pattern_type, resource_type, resource_name)))
+
+
+@shared_task(**RETRY)
+def start_reassignment(reassignment_id: int) -> list[str]:
+    return _report(reassignments.start(client(), reassignment_id))
+
+
+@shared_task(**RETRY)
+def request_preferred_election(partitions: list[list]) -> list[str]:
+    wanted = [(str(topic), int(partition)) for topic, partition in partitions]
+    changed = reassignments.request_election(client(), wanted)
+    return _report([f"requested preferred leaders for {len(wanted)} partition(s)"] if changed else [])
+
+
+@shared_task
+def track_reassignments() -> list[str]:
+    """Periodic (beat): not retried, a failed round is simply followed by the next one."""
+    return _report(reassignments.track(client()))

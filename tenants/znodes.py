@@ -48,6 +48,11 @@ def encode(payload: Mapping[str, object]) -> bytes:
     return json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
 
 
+def decode(data: bytes | None) -> dict:
+    """A znode's JSON object; an absent or empty node reads as ``{}``."""
+    return json.loads(data) if data else {}
+
+
 def config_payload(config: Mapping[str, str]) -> bytes:
     return encode({"version": 1, "config": dict(config)})
 

@@ -8,7 +8,8 @@
 | SECRET_KEY          | (dev only default)                   | Django signing key                         |
 | ALLOWED_HOSTS       | 127.0.0.1,localhost                  | comma-separated                            |
 | BOOTSTRAP_SERVERS   | 127.0.0.1:9092                       | what the console shows clients             |
-| DEFAULT_REPLICATION_FACTOR | 1                             | new topics without one (no replication yet) |
+| DEFAULT_REPLICATION_FACTOR | 3                             | topics without one (at most the live brokers) |
+| REASSIGNMENT_TRACK_INTERVAL_S | 2                          | how often partition moves are checked (beat) |
 | OPERATOR_BOOTSTRAP_SERVERS | BOOTSTRAP_SERVERS             | PLAINTEXT listener the admin client uses |
 | KAFKA_ADMIN_TIMEOUT_S | 5                                  | per admin request of the control plane     |
 | LAG_SNAPSHOT_INTERVAL_S | 5                                | consumer-lag snapshot period (Celery beat) |
@@ -132,8 +133,13 @@ SPECTACULAR_SETTINGS = {
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 ZOOKEEPER_CONNECT = os.environ.get("ZOOKEEPER_CONNECT", "127.0.0.1:2181/kafkasaas")
 BOOTSTRAP_SERVERS = os.environ.get("BOOTSTRAP_SERVERS", "127.0.0.1:9092")
-# 1 until brokers replicate (issue 5): more replicas would be placed but not kept in sync.
-DEFAULT_REPLICATION_FACTOR = int(os.environ.get("DEFAULT_REPLICATION_FACTOR", "1"))
+# For topics created without one; a cluster with fewer live brokers (a one-broker dev or test
+# setup) places them on all of its brokers instead of waiting for more.
+DEFAULT_REPLICATION_FACTOR = int(os.environ.get("DEFAULT_REPLICATION_FACTOR", "3"))
+# Tenant topics with at least 3 replicas get this min.insync.replicas unless the tenant sets one:
+# acks=all then survives one broker down and never acknowledges a write held by a single copy.
+TENANT_MIN_INSYNC_REPLICAS = 2
+REASSIGNMENT_TRACK_INTERVAL_S = float(os.environ.get("REASSIGNMENT_TRACK_INTERVAL_S", "2"))
 OPERATOR_BOOTSTRAP_SERVERS = os.environ.get("OPERATOR_BOOTSTRAP_SERVERS", BOOTSTRAP_SERVERS)
 KAFKA_ADMIN_TIMEOUT_S = float(os.environ.get("KAFKA_ADMIN_TIMEOUT_S", "5"))
 LAG_SNAPSHOT_INTERVAL_S = float(os.environ.get("LAG_SNAPSHOT_INTERVAL_S", "5"))
@@ -157,6 +163,9 @@ CELERY_BEAT_SCHEDULE = {
     "consumer-lag-snapshot": {"task": "dashboard.tasks.snapshot_consumer_lag",
                               "schedule": LAG_SNAPSHOT_INTERVAL_S,
                               "options": {"expires": LAG_SNAPSHOT_INTERVAL_S}},
+    "track-reassignments": {"task": "tenants.tasks.track_reassignments",
+                            "schedule": REASSIGNMENT_TRACK_INTERVAL_S,
+                            "options": {"expires": REASSIGNMENT_TRACK_INTERVAL_S}},
 }
 
 LOGGING = {

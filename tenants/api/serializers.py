@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from quotas.models import Plan
 
-from ..models import Acl, ApiKey, ClientId, Principal, Tenant, Topic
+from ..models import Acl, ApiKey, ClientId, Principal, Reassignment, Tenant, Topic
 
 # Topic configs a tenant may set, with the check each value must pass.
 TOPIC_CONFIGS: dict[str, str] = {
@@ -125,3 +125,60 @@ class AclSerializer(serializers.ModelSerializer):
         fields = ["id", "principal", "resource_type", "pattern_type", "resource_name", "operation",
                   "created_at"]
         read_only_fields = ["id", "created_at"]
+
+
+class ReassignmentSerializer(serializers.ModelSerializer):
+    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+
+    class Meta:
+        model = Reassignment
+        fields = ["id", "topic", "partition", "replicas", "original_replicas", "throttle", "state",
+                  "progress", "created_by", "created_at", "started_at", "finished_at"]
+        read_only_fields = fields
+
+
+class ReassignmentCreateSerializer(serializers.Serializer):
+    """A move of one partition; the service checks topic, partition and brokers against ZooKeeper."""
+
+    topic = serializers.CharField(max_length=249, help_text="physical topic name, e.g. acme.orders")
+    partition = serializers.IntegerField(min_value=0)
+    replicas = serializers.ListField(child=serializers.IntegerField(min_value=0), min_length=1,
+                                     max_length=7, help_text="target broker ids; first = preferred leader")
+    throttle = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None,
+                                        help_text="follower replication throttle while moving, bytes/s")
+
+    def validate_replicas(self, replicas: list[int]) -> list[int]:
+        if len(set(replicas)) != len(replicas):
+            raise serializers.ValidationError("broker ids must be distinct")
+        return replicas
+
+
+class PartitionStateSerializer(serializers.Serializer):
+    """A partition as the controller last wrote it to ZooKeeper."""
+
+    replicas = serializers.ListField(child=serializers.IntegerField(), allow_null=True)
+    adding_replicas = serializers.ListField(child=serializers.IntegerField(), source="adding")
+    removing_replicas = serializers.ListField(child=serializers.IntegerField(), source="removing")
+    isr = serializers.ListField(child=serializers.IntegerField())
+    leader = serializers.IntegerField(help_text="-1: no leader")
+    leader_epoch = serializers.IntegerField(allow_null=True)
+    requested = serializers.ListField(child=serializers.IntegerField(), allow_null=True,
+                                      help_text="target while pending in /admin/reassign_partitions")
+
+
+class ReassignmentDetailSerializer(ReassignmentSerializer):
+    live = PartitionStateSerializer(read_only=True, allow_null=True,
+                                    help_text="null when ZooKeeper could not be read")
+
+    class Meta(ReassignmentSerializer.Meta):
+        fields = [*ReassignmentSerializer.Meta.fields, "live"]
+        read_only_fields = fields
+
+
+class TopicPartitionSerializer(serializers.Serializer):
+    topic = serializers.CharField(max_length=249)
+    partition = serializers.IntegerField(min_value=0)
+
+
+class PreferredElectionSerializer(serializers.Serializer):
+    partitions = TopicPartitionSerializer(many=True, allow_empty=False)

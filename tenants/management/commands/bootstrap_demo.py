@@ -68,8 +68,7 @@ class Command(BaseCommand):
         account = services.create_principal(operator, tenant, name="demo-app",
                                             description="created by make run")
         api_key, secret = services.create_api_key(operator, account, description="demo key")
-        services.create_topic(operator, tenant, name="events", partitions=3, replication_factor=1,
-                              configs={})
+        services.create_topic(operator, tenant, name="events", partitions=3)  # cluster default RF
         for resource_type in (Acl.TOPIC, Acl.GROUP):
             services.grant_acl(operator, tenant, principal=account, resource_type=resource_type,
                                resource_name="", operation="All", pattern_type=Acl.PREFIXED)
