@@ -6,14 +6,13 @@ partitions through the replication layer, so the coordinator never touches files
 Durability rule (Kafka's ``offsets.commit.required.acks = -1``): an append is complete only
 when the high watermark has passed its last offset, i.e. every in-sync replica has it; only
 then may the coordinator answer.  With a single replica the high watermark moves with the
-append; with followers it moves when they fetch, which the adapter waits for (polling, as
-the replication layer has no high-watermark listener yet) up to ``commit_timeout_ms``.
+append; with followers it moves when they fetch, which the adapter awaits (the partition's
+commit wait, completed by the high watermark) up to ``commit_timeout_ms``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 
 from brokerd.protocol.records import decode_records, iter_batches
@@ -26,8 +25,6 @@ OFFSETS_TOPIC = "__consumer_offsets"
 #: latest value, 100 MiB segments so compaction has closed segments to work on soon enough.
 OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(100 * 1024 * 1024),
                          "compression.type": "producer"}
-
-_POLL_S = 0.005
 
 
 class NotOffsetsLeaderError(Exception):
@@ -44,9 +41,9 @@ class ReplicaOffsetsLog:
         self._read_chunk_bytes = read_chunk_bytes
 
     def _hosted(self, partition: int) -> Partition:
-        hosted = self._replicas.get(OFFSETS_TOPIC, partition)
+        hosted = self._replicas.leader(OFFSETS_TOPIC, partition)
         if hosted is None:
-            raise NotOffsetsLeaderError(f"{OFFSETS_TOPIC}-{partition} is not hosted here")
+            raise NotOffsetsLeaderError(f"{OFFSETS_TOPIC}-{partition} is not led here")
         return hosted
 
     def read_partition(self, partition: int) -> Iterator[tuple[bytes | None, bytes | None]]:
@@ -73,12 +70,12 @@ class ReplicaOffsetsLog:
         """Append as leader and wait until the batch is committed; return its base offset."""
         hosted = self._hosted(partition)
         result = hosted.append_as_leader(memoryview(batch))
-        deadline = time.monotonic() + self._commit_timeout_ms / 1000
-        while hosted.high_watermark <= result.last_offset:
-            if self._replicas.get(OFFSETS_TOPIC, partition) is not hosted:
-                raise NotOffsetsLeaderError(f"lost leadership of {OFFSETS_TOPIC}-{partition}")
-            if time.monotonic() >= deadline:
-                raise TimeoutError(f"{OFFSETS_TOPIC}-{partition} did not commit offset "
-                                   f"{result.last_offset} in {self._commit_timeout_ms} ms")
-            await asyncio.sleep(_POLL_S)
+        try:
+            committed = await asyncio.wait_for(hosted.wait_for_commit(result.last_offset),
+                                               self._commit_timeout_ms / 1000)
+        except TimeoutError:
+            raise TimeoutError(f"{OFFSETS_TOPIC}-{partition} did not commit offset "
+                               f"{result.last_offset} in {self._commit_timeout_ms} ms") from None
+        if not committed:
+            raise NotOffsetsLeaderError(f"lost leadership of {OFFSETS_TOPIC}-{partition}")
         return result.base_offset

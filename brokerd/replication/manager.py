@@ -1,50 +1,105 @@
-"""The set of partitions this broker hosts, keyed by (topic, partition).
+"""The set of partition replicas this broker hosts, keyed by (topic, partition).
 
 Why a manager: the server must not create or drop logs on its own; leadership decisions
-(today from ZooKeeper partition state, later from the controller's LeaderAndIsr) arrive
-here as :meth:`become_leader` / :meth:`stop_replica`, and follower fetchers will be
-started and stopped here too.  Depends on the storage layer only, never on ZooKeeper.
+(ZooKeeper partition state, written by the controller) arrive here as
+:meth:`become_leader` / :meth:`become_follower` / :meth:`stop_replica`; follower fetchers
+start and stop here; and leaders' ISR changes are proposed from here through the
+:class:`~brokerd.replication.isr_store.IsrStore`, at most one write in flight per
+partition (the next is proposed after it settles).  Depends on storage and protocol only,
+never on ZooKeeper.
 
 Not thread-safe: used from the asyncio loop thread only.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
 import uuid
+from collections.abc import Callable
 
+from brokerd.replication.fetcher import FetcherManager, FetchSettings
+from brokerd.replication.isr_store import IsrStore
 from brokerd.replication.partition import Partition
 from brokerd.storage import LogConfig, LogManager
 
+log = logging.getLogger(__name__)
+
+
+def _now_ms() -> int:
+    return int(time.monotonic() * 1000)
+
 
 class ReplicaManager:
-    """Owns the :class:`Partition` objects this broker leads."""
+    """Owns the :class:`Partition` objects this broker hosts, leaders and followers."""
 
-    def __init__(self, broker_id: int, log_manager: LogManager) -> None:
+    def __init__(self, broker_id: int, log_manager: LogManager,
+                 fetchers: FetcherManager | None = None, lag_time_max_ms: int = 30_000,
+                 clock_ms: Callable[[], int] = _now_ms) -> None:
         self.broker_id = broker_id
         self.log_manager = log_manager
+        self.fetchers = fetchers or FetcherManager(FetchSettings(broker_id), lambda _: None)
+        self.lag_time_max_ms = lag_time_max_ms
+        self.isr_store: IsrStore | None = None
+        self._clock_ms = clock_ms
         self._partitions: dict[tuple[str, int], Partition] = {}
+        self._isr_writes: set[asyncio.Task[None]] = set()
 
     def get(self, topic: str, partition: int) -> Partition | None:
+        """The hosted replica, leader or follower."""
         return self._partitions.get((topic, partition))
+
+    def leader(self, topic: str, partition: int) -> Partition | None:
+        """The hosted replica if this broker leads it."""
+        hosted = self._partitions.get((topic, partition))
+        return hosted if hosted is not None and hosted.is_leader else None
 
     def partitions(self) -> list[Partition]:
         return list(self._partitions.values())
 
-    def become_leader(self, topic: str, partition: int, topic_id: uuid.UUID,
-                      leader_epoch: int, config: LogConfig) -> Partition:
-        """Lead ``topic-partition`` in ``leader_epoch``, opening or creating its log."""
+    def _hosted(self, topic: str, partition: int, topic_id: uuid.UUID,
+                config: LogConfig) -> Partition:
         existing = self._partitions.get((topic, partition))
         if existing is not None:
-            existing.become_leader(leader_epoch)
             return existing
-        log = self.log_manager.get_or_create(topic, partition, config)
-        hosted = Partition(topic, partition, topic_id, log, leader_epoch)
+        log_ = self.log_manager.get_or_create(topic, partition, config)
+        hosted = Partition(topic, partition, topic_id, log_, self.broker_id)
         self._partitions[(topic, partition)] = hosted
         return hosted
 
+    def become_leader(self, topic: str, partition: int, topic_id: uuid.UUID, leader_epoch: int,
+                      config: LogConfig, isr: tuple[int, ...] | None = None,
+                      replicas: tuple[int, ...] | None = None,
+                      zk_version: int = -1) -> Partition:
+        """Lead ``topic-partition`` in ``leader_epoch``, opening or creating its log.
+        ``isr``/``replicas`` default to this broker alone (a single replica)."""
+        hosted = self._hosted(topic, partition, topic_id, config)
+        self.fetchers.forget((topic, partition))
+        hosted.become_leader(leader_epoch, isr or (self.broker_id,),
+                             replicas or (self.broker_id,), zk_version, self._clock_ms())
+        return hosted
+
+    def become_follower(self, topic: str, partition: int, topic_id: uuid.UUID,
+                        leader_id: int, leader_epoch: int, config: LogConfig,
+                        isr: tuple[int, ...], replicas: tuple[int, ...], zk_version: int,
+                        throttled: bool = False) -> Partition:
+        """Follow ``leader_id`` (-1: no leader yet, fetch nothing) in ``leader_epoch``; a
+        new leader or epoch restarts fetching with truncation."""
+        hosted = self._hosted(topic, partition, topic_id, config)
+        restart = hosted.become_follower(leader_id, leader_epoch, replicas, isr, zk_version)
+        if restart or (not hosted.is_leader
+                       and not self.fetchers.fetching((topic, partition))):
+            self.fetchers.follow(hosted, throttled)
+        return hosted
+
     def stop_replica(self, topic: str, partition: int, delete: bool) -> None:
-        """Stop hosting a partition; ``delete`` removes its log (the topic was deleted)."""
+        """Stop hosting a partition; ``delete`` removes its log (topic deleted, or this
+        broker is no longer one of its replicas)."""
         hosted = self._partitions.pop((topic, partition), None)
+        self.fetchers.forget((topic, partition))
+        if hosted is not None:
+            hosted.stop()
         if delete:
             if hosted is not None or self.log_manager.get(topic, partition) is not None:
                 self.log_manager.delete(topic, partition)
@@ -54,3 +109,54 @@ class ReplicaManager:
         for (name, _), hosted in self._partitions.items():
             if name == topic:
                 hosted.log.update_config(config)
+
+    # ---- leaders: follower fetches and ISR changes ---------------------------------
+
+    def record_follower_fetch(self, hosted: Partition, replica_id: int,
+                              fetch_offset: int) -> None:
+        """A follower's fetch: its log end offset, maybe a higher high watermark, and an
+        ISR expansion when it has caught up."""
+        now_ms = self._clock_ms()
+        hosted.record_follower_fetch(replica_id, fetch_offset, now_ms)
+        self._maybe_change_isr(hosted, now_ms)
+
+    def check_isrs(self) -> None:
+        """Periodic: propose shrinking the ISR of led partitions with lagging followers."""
+        now_ms = self._clock_ms()
+        for hosted in self._partitions.values():
+            if hosted.is_leader and len(hosted.replicas) > 1:
+                self._maybe_change_isr(hosted, now_ms)
+
+    def _maybe_change_isr(self, hosted: Partition, now_ms: int) -> None:
+        if self.isr_store is None:
+            return
+        isr = hosted.begin_isr_change(now_ms, self.lag_time_max_ms)
+        if isr is None:
+            return
+        task = asyncio.get_running_loop().create_task(self._write_isr(self.isr_store, hosted,
+                                                                      isr))
+        self._isr_writes.add(task)
+        task.add_done_callback(self._isr_writes.discard)
+
+    async def _write_isr(self, store: IsrStore, hosted: Partition, isr: tuple[int, ...]) -> None:
+        epoch, version = hosted.leader_epoch, hosted.zk_version
+        log.info("%s-%d: proposing ISR %s (was %s) in epoch %d", hosted.topic, hosted.index,
+                 list(isr), list(hosted.isr), epoch)
+        try:
+            state = await store.update_isr(hosted.topic, hosted.index, epoch, isr, version)
+        except Exception as exc:
+            log.warning("%s-%d: ISR write failed (%r); retrying later", hosted.topic,
+                        hosted.index, exc)
+            state = None
+        if state is None:
+            hosted.isr_change_done(epoch, None, version)
+        else:
+            hosted.isr_change_done(state.leader_epoch, tuple(state.isr), state.zk_version)
+
+    async def close(self) -> None:
+        """Stop every fetcher and fail parked acks=all waits (leadership is going away)."""
+        await self.fetchers.close()
+        for task in list(self._isr_writes):
+            task.cancel()
+        for hosted in self._partitions.values():
+            hosted.abandon_commit_waits()

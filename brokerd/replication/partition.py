@@ -1,37 +1,58 @@
-"""One partition replica hosted by this broker: its log, leader epoch and high watermark.
+"""One partition replica hosted by this broker: its role, leader epoch and high watermark.
 
 Why a layer above the log: leadership is not a property of bytes on disk.  The log stores
-batches; the :class:`Partition` knows which epoch it leads in (stamped into every batch it
-appends) and how far consumers may read (the high watermark).  With a single replica the
-high watermark is the log end offset after every append; with followers it will become
-the minimum log end offset of the in-sync replicas, computed here and nowhere else.
+batches; the :class:`Partition` knows whether this replica leads or follows, in which epoch
+(stamped into every batch the leader appends), and how far consumers may read (the high
+watermark), computed here and nowhere else (:mod:`brokerd.replication.rules`).
 
+Leader: tracks each follower's log end offset from its fetches, advances the high
+watermark to the minimum over the ISR, names the ISR change it wants (shrink after
+``replica.lag.time.max.ms``, expand when a follower caught up), and completes parked
+``acks=all`` waits when the high watermark passes them.  Follower: appends what the
+fetcher brings and takes min(leader's high watermark, own log end).
+
+Epochs never go backwards: a state with an older leader epoch is ignored.
 Not thread-safe: used from the asyncio loop thread only.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import Callable
 
+from brokerd.replication import rules
+from brokerd.replication.listeners import Listener, Listeners
 from brokerd.storage import AppendResult, Log
 
-AppendListener = Callable[[], None]
+NO_LEADER = -1
 
 
 class Partition:
-    """A partition this broker leads (followers arrive with the replication issue)."""
+    """A partition replica this broker hosts, as leader or follower."""
 
     def __init__(self, topic: str, index: int, topic_id: uuid.UUID, log: Log,
-                 leader_epoch: int) -> None:
+                 broker_id: int) -> None:
         self.topic = topic
         self.index = index
         self.topic_id = topic_id
         self.log = log
-        self.leader_epoch = leader_epoch
-        self._append_listeners: set[AppendListener] = set()
+        self.broker_id = broker_id
+        self.leader_id = NO_LEADER
+        self.leader_epoch = -1
+        self.replicas: tuple[int, ...] = ()
+        self.isr: tuple[int, ...] = ()
+        self.zk_version = -1
+        self.epoch_start_offset = 0
+        self.followers: dict[int, rules.FollowerState] = {}
+        self.proposed_isr: tuple[int, ...] | None = None  # an ISR write in flight
+        self.appended = Listeners()
+        self.high_watermark_advanced = Listeners()
+        self._commit_waits: list[tuple[int, asyncio.Future[bool]]] = []
         log.high_watermark_follows_log_end = False  # this object owns the high watermark
-        self._advance_high_watermark()
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader_id == self.broker_id
 
     @property
     def high_watermark(self) -> int:
@@ -45,6 +66,56 @@ class Partition:
     def log_end_offset(self) -> int:
         return int(self.log.log_end_offset)
 
+    # ---- roles ---------------------------------------------------------------------
+
+    def become_leader(self, leader_epoch: int, isr: tuple[int, ...], replicas: tuple[int, ...],
+                      zk_version: int, now_ms: int) -> bool:
+        """Lead in ``leader_epoch`` (or take a fresher ISR/version within the same term).
+        False when the state is stale (an older epoch, or an older version of this one)."""
+        if leader_epoch < self.leader_epoch:
+            return False
+        new_term = leader_epoch > self.leader_epoch or not self.is_leader
+        if not new_term and zk_version < self.zk_version:
+            return False
+        self.replicas, self.isr, self.zk_version = replicas, isr, zk_version
+        if new_term:
+            self.leader_id, self.leader_epoch = self.broker_id, leader_epoch
+            self.epoch_start_offset = self.log_end_offset
+            self.log.leader_epoch_cache.assign(leader_epoch, self.log_end_offset)
+            self.proposed_isr = None
+            self.followers = {replica: rules.reset_for_leadership(
+                rules.FollowerState(), replica in isr, now_ms)
+                for replica in replicas if replica != self.broker_id}
+        else:
+            for replica in replicas:
+                if replica != self.broker_id:
+                    self.followers.setdefault(replica, rules.FollowerState())
+        self._maybe_advance_high_watermark()
+        return True
+
+    def become_follower(self, leader_id: int, leader_epoch: int, replicas: tuple[int, ...],
+                        isr: tuple[int, ...], zk_version: int) -> bool:
+        """Follow ``leader_id`` (NO_LEADER: nobody to follow yet).  True when the leader
+        or epoch changed, i.e. the fetcher must (re)start this partition with truncation;
+        False for a stale state or one that changes neither."""
+        if leader_epoch < self.leader_epoch:
+            return False
+        changed = leader_epoch != self.leader_epoch or leader_id != self.leader_id
+        self.replicas, self.isr, self.zk_version = replicas, isr, max(zk_version,
+                                                                       self.zk_version)
+        if changed:
+            self.leader_id, self.leader_epoch = leader_id, leader_epoch
+            self.followers, self.proposed_isr = {}, None
+            self.abandon_commit_waits()
+        return changed
+
+    def stop(self) -> None:
+        """No longer hosted here: parked acks=all waits fail as leadership lost."""
+        self.leader_id = NO_LEADER
+        self.abandon_commit_waits()
+
+    # ---- leader ---------------------------------------------------------------------
+
     def append_as_leader(self, records: memoryview) -> AppendResult:
         """Append a produce request's record set, advance the high watermark, wake readers.
 
@@ -53,22 +124,116 @@ class Partition:
         """
         result = self.log.append_as_leader(records, self.leader_epoch)
         if not result.duplicate:
-            self._advance_high_watermark()
-            for listener in list(self._append_listeners):
-                listener()
+            self._maybe_advance_high_watermark()
+            self.appended.fire()
         return result
 
-    def _advance_high_watermark(self) -> None:
-        # Single replica: the ISR is {self}, so min(LEO of ISR) is our own log end offset.
-        self.log.high_watermark = self.log.log_end_offset
+    def record_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> None:
+        """A follower fetches from ``fetch_offset``: that is its log end offset now."""
+        state = self.followers.get(replica_id, rules.FollowerState())
+        self.followers[replica_id] = rules.record_fetch(
+            state, fetch_offset, self.log_end_offset, now_ms)
+        self._maybe_advance_high_watermark()
 
-    def add_append_listener(self, listener: AppendListener) -> None:
-        """Call ``listener()`` after every (non-duplicate) append until removed."""
-        self._append_listeners.add(listener)
+    def begin_isr_change(self, now_ms: int, lag_time_max_ms: int) -> tuple[int, ...] | None:
+        """The ISR this leader should propose now (lagging members out, caught-up replicas
+        in), marked in flight until :meth:`isr_change_done`; None when no change is due or
+        a proposal is already in flight (at most one per partition)."""
+        if not self.is_leader or self.proposed_isr is not None:
+            return None
+        lagging = rules.out_of_sync(self.broker_id, self.isr, self.followers, now_ms,
+                                    lag_time_max_ms)
+        joining = tuple(replica for replica, state in self.followers.items()
+                        if replica not in self.isr and replica in self.replicas
+                        and rules.may_join_isr(state, self.high_watermark,
+                                               self.epoch_start_offset))
+        if not lagging and not joining:
+            return None
+        self.proposed_isr = tuple(r for r in self.isr if r not in lagging) + joining
+        return self.proposed_isr
 
-    def remove_append_listener(self, listener: AppendListener) -> None:
-        self._append_listeners.discard(listener)
+    def isr_change_done(self, leader_epoch: int, isr: tuple[int, ...] | None,
+                        zk_version: int) -> None:
+        """The proposal finished: the stored ``isr`` at ``zk_version`` (None: rejected or
+        failed; the fresh state arrives through ZooKeeper and a later proposal retries)."""
+        self.proposed_isr = None
+        if isr is not None and self.is_leader and leader_epoch == self.leader_epoch:
+            self.isr, self.zk_version = isr, zk_version
+        self._maybe_advance_high_watermark()
 
-    def become_leader(self, leader_epoch: int) -> None:
-        """A newer leadership epoch for the same replica (e.g. after re-election)."""
-        self.leader_epoch = max(self.leader_epoch, leader_epoch)
+    def _maybe_advance_high_watermark(self) -> None:
+        if not self.is_leader:
+            return
+        # While an expansion is in flight the joining replica already counts, so the high
+        # watermark never passes what a member of the coming ISR holds (Kafka's maximal ISR).
+        isr = tuple(dict.fromkeys(self.isr + (self.proposed_isr or ())))
+        new = rules.leader_high_watermark(self.high_watermark, self.broker_id,
+                                          self.log_end_offset, isr, self.followers)
+        self._set_high_watermark(new)
+
+    # ---- follower -------------------------------------------------------------------
+
+    def append_as_follower(self, records: memoryview, leader_high_watermark: int) -> None:
+        """Store fetched batches (offsets and epochs assigned by the leader)."""
+        if len(records):
+            self.log.append_as_follower(records)
+            self.appended.fire()
+        self.update_follower_high_watermark(leader_high_watermark)
+
+    def update_follower_high_watermark(self, leader_high_watermark: int) -> None:
+        self._set_high_watermark(rules.follower_high_watermark(leader_high_watermark,
+                                                               self.log_end_offset))
+
+    def truncate_to(self, offset: int) -> None:
+        self.log.truncate_to(offset)
+
+    # ---- high watermark and acks=all ------------------------------------------------
+
+    def _set_high_watermark(self, offset: int) -> None:
+        before = self.high_watermark
+        self.log.high_watermark = offset
+        if self.high_watermark > before:
+            self._complete_commit_waits()
+            self.high_watermark_advanced.fire()
+
+    def wait_for_commit(self, last_offset: int) -> asyncio.Future[bool]:
+        """A future that turns True once the high watermark passed ``last_offset`` (every
+        in-sync replica holds it), or False if this replica stops leading first."""
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        if self.high_watermark > last_offset:
+            future.set_result(True)
+        elif not self.is_leader:
+            future.set_result(False)
+        else:
+            self._commit_waits.append((last_offset, future))
+        return future
+
+    def _complete_commit_waits(self) -> None:
+        if not self._commit_waits:
+            return
+        high_watermark = self.high_watermark
+        waiting = []
+        for last_offset, future in self._commit_waits:
+            if future.done():
+                continue
+            if last_offset < high_watermark:
+                future.set_result(True)
+            else:
+                waiting.append((last_offset, future))
+        self._commit_waits = waiting
+
+    def abandon_commit_waits(self) -> None:
+        """Leadership is gone: every parked wait answers False."""
+        waits, self._commit_waits = self._commit_waits, []
+        for _, future in waits:
+            if not future.done():
+                future.set_result(False)
+
+    # ---- listeners (long-poll fetches) ---------------------------------------------
+
+    def add_listener(self, for_replica: bool, listener: Listener) -> None:
+        """Followers wake on appends; consumers when the high watermark advances."""
+        (self.appended if for_replica else self.high_watermark_advanced).add(listener)
+
+    def remove_listener(self, for_replica: bool, listener: Listener) -> None:
+        (self.appended if for_replica else self.high_watermark_advanced).remove(listener)

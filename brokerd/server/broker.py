@@ -3,13 +3,16 @@
 Why one composition root: start-up and shutdown order matter and must be readable in one
 place.  Start: load (and recover) logs -> bind listeners (so a port clash fails before we
 register) -> ZooKeeper session (register, elect, read topics) -> serve.  Shutdown
-(SIGTERM): stop accepting -> stop coordinating groups (parked joins are answered) -> let
-in-flight requests finish (parked fetches are woken) -> close logs cleanly (clean-shutdown
-marker) -> deregister.  Budget: well under 2 s.
+(SIGTERM): hand leadership away (controlled shutdown) -> stop accepting -> stop
+coordinating groups (parked joins are answered) -> stop replica fetchers (parked acks=all
+produces answer NOT_LEADER_OR_FOLLOWER) -> let in-flight requests finish (parked fetches
+are woken) -> close logs cleanly (clean-shutdown marker) -> deregister.  Budget: well
+under 2 s after the hand-over.
 
 It is also the :class:`~brokerd.coordination.zk.CoordinationEvents` sink: ZooKeeper changes
-land in the metadata cache and are reconciled into the partitions this broker leads, and
-the group coordinator follows the leadership of ``__consumer_offsets`` partitions.
+land in the metadata cache and are reconciled into the replicas this broker hosts (leading
+or following each), and the group coordinator follows the leadership of
+``__consumer_offsets`` partitions.
 
 Not thread-safe: the loop thread only (ZooKeeper threads post into it).
 """
@@ -28,9 +31,11 @@ from brokerd.coordination.znodes import BrokerRegistration, ProducerIdBlock, Top
 from brokerd.groups import GroupConfig, GroupCoordinator
 from brokerd.groups.partition_log import OFFSETS_TOPIC, ReplicaOffsetsLog
 from brokerd.protocol import ErrorCode
+from brokerd.replication.fetcher import Endpoint, FetcherManager, FetchSettings
 from brokerd.replication.manager import ReplicaManager
-from brokerd.replication.partition import Partition
+from brokerd.replication.partition import NO_LEADER, Partition
 from brokerd.server.auth import SecurityState
+from brokerd.server.handlers.metadata import endpoint_for
 from brokerd.server.listener import Listener
 from brokerd.server.log_cleaning import CleanerLoop
 from brokerd.server.metadata_cache import MetadataCache
@@ -49,6 +54,7 @@ CHECKPOINT_INTERVAL_S = 60.0
 # a check of an idle log is a handful of comparisons.
 RETENTION_INTERVAL_S = 30.0
 SHUTDOWN_GRACE_S = 1.0
+THROTTLED_RATE_KEY = "follower.replication.throttled.rate"
 
 
 class Broker:
@@ -59,7 +65,12 @@ class Broker:
         self.default_log_config = LogConfig.from_props(config.log_defaults)
         self.cache = MetadataCache(config.broker_id)
         self.log_manager = LogManager(list(config.log_dirs), self.default_log_config)
-        self.replicas = ReplicaManager(config.broker_id, self.log_manager)
+        fetchers = FetcherManager(FetchSettings(
+            config.broker_id, config.replica_fetch_wait_max_ms, config.replica_fetch_max_bytes,
+            config.replica_fetch_response_max_bytes, config.replica_socket_timeout_ms),
+            self._inter_broker_endpoint)
+        self.replicas = ReplicaManager(config.broker_id, self.log_manager, fetchers,
+                                       config.replica_lag_time_max_ms)
         self.quotas = BrokerQuotaGlue()
         self.metering = BrokerMetering(self)
         self.probe = BrokerProbe(self._log_sizes, lambda: self.quotas.latest_metrics)
@@ -90,6 +101,7 @@ class Broker:
         self.coordinator = ZkCoordinator(
             self.config.zookeeper_connect, registration, self, loop,
             session_timeout_s=self.config.zookeeper_session_timeout_ms / 1000)
+        self.replicas.isr_store = self.coordinator
         await self.coordinator.start()
         await self.coordinator.watch_security(self.security, self.quotas)
         await self.coordinator.barrier()
@@ -119,6 +131,7 @@ class Broker:
     async def stop(self) -> None:
         """Graceful shutdown; safe to call once after :meth:`start` (even a failed one)."""
         started = time.monotonic()
+        await self._controlled_shutdown()
         self.shutting_down.set()
         if self._housekeeping is not None:
             self._housekeeping.cancel()
@@ -130,6 +143,7 @@ class Broker:
         for load in self._group_loads:
             load.cancel()
         await self.groups.close()
+        await self.replicas.close()  # fetchers stop; parked acks=all answer NOT_LEADER
         drains = [c.drain() for listener in self.listeners for c in listener.connections]
         if drains:
             await asyncio.wait([asyncio.ensure_future(d) for d in drains],
@@ -149,6 +163,11 @@ class Broker:
         self.probe.stop()
         log.info("broker %d stopped in %.2fs", self.config.broker_id, time.monotonic() - started)
 
+    async def _controlled_shutdown(self) -> None:
+        """Call site of controlled shutdown (``controlled.shutdown.enable``): the controller
+        moves this broker's leaderships away before it stops serving.  The coordinator's
+        ``controlled_shutdown(timeout_s)`` is wired here once it exists."""
+
     async def _housekeep(self) -> None:
         """Quota metrics snapshot and flush by policy every second (the fsync in a worker
         thread, see ``Log.flush``), retention and checkpoints on slower cadences."""
@@ -160,6 +179,7 @@ class Broker:
             now_ms = int(time.time() * 1000)
             try:
                 self.quotas.refresh_metrics()
+                self.replicas.check_isrs()
                 for due in self.log_manager.logs_due_for_flush(now_ms):
                     await loop.run_in_executor(None, due.flush)
                 if now - last_retention >= RETENTION_INTERVAL_S:
@@ -197,25 +217,58 @@ class Broker:
                 self._coordinate_led_offsets_partitions()
             return
         recreated = previous is not None and previous.topic_id != metadata.topic_id
+        if recreated:
+            for gone in self.replicas.partitions():
+                if gone.topic == name:
+                    self.replicas.stop_replica(name, gone.index, delete=True)
+            previous = None
         config = self.log_config_for(metadata.config)
-        for partition, state in metadata.states.items():
-            hosted = self.replicas.get(name, partition)
-            if hosted is not None and (recreated or state.leader != self.config.broker_id):
-                self.replicas.stop_replica(name, partition, delete=recreated)
-            if state.leader == self.config.broker_id:
-                self.replicas.become_leader(name, partition, metadata.topic_id,
-                                            state.leader_epoch, config)
+        for partition in metadata.replicas:
+            self._reconcile(metadata, partition, previous, config)
         if previous is not None and previous.config != metadata.config:
             self.replicas.update_config(name, config)
         if name == OFFSETS_TOPIC:
             self._coordinate_led_offsets_partitions()
+
+    def _reconcile(self, metadata: TopicMetadata, partition: int,
+                   previous: TopicMetadata | None, config: LogConfig) -> None:
+        """Make one partition's replica here match ZooKeeper: lead it, follow its leader,
+        or (no longer a replica here) delete it.  Unchanged state costs two lookups, so a
+        topic event over thousands of partitions stays cheap."""
+        name, me = metadata.name, self.config.broker_id
+        replicas = metadata.replicas[partition]
+        hosted = self.replicas.get(name, partition)
+        if me not in replicas:
+            if hosted is not None:
+                self.replicas.stop_replica(name, partition, delete=True)
+            return
+        state = metadata.states.get(partition)
+        if state is None:
+            return  # no leadership decided yet
+        # TopicMetadata gains adding_replicas with reassignments (coordination); until
+        # then no partition is being added anywhere.
+        adding: dict[int, tuple[int, ...]] = getattr(metadata, "adding_replicas", {})
+        throttled = me in adding.get(partition, ())
+        if (hosted is not None and previous is not None
+                and previous.states.get(partition) == state
+                and previous.replicas.get(partition) == replicas):
+            self.replicas.fetchers.set_throttled((name, partition), throttled)
+            return
+        if state.leader == me:
+            self.replicas.become_leader(name, partition, metadata.topic_id, state.leader_epoch,
+                                        config, state.isr, replicas, state.zk_version)
+        else:
+            leader = state.leader if state.leader >= 0 else NO_LEADER
+            self.replicas.become_follower(name, partition, metadata.topic_id, leader,
+                                          state.leader_epoch, config, state.isr, replicas,
+                                          state.zk_version, throttled)
 
     def _coordinate_led_offsets_partitions(self) -> None:
         """Coordinate the groups of exactly the ``__consumer_offsets`` partitions hosted
         (led) here: start loading newly led ones, unload the rest.  Loading replays the
         partition, so a group's state follows its partition's leadership."""
         for partition in range(self.groups.config.num_partitions):
-            if self.replicas.get(OFFSETS_TOPIC, partition) is None:
+            if self.replicas.leader(OFFSETS_TOPIC, partition) is None:
                 self.groups.unload_partition(partition)
             elif not self.groups.owns(partition):
                 load = asyncio.get_running_loop().create_task(self._load_groups(partition))
@@ -232,6 +285,24 @@ class Broker:
     def brokers_changed(self, brokers: dict[int, BrokerRegistration]) -> None:
         self.cache.put_brokers(brokers)
 
+    def broker_config_changed(self, config: dict[str, str]) -> None:
+        """Dynamic broker config: ``follower.replication.throttled.rate`` (bytes/s) caps the
+        fetches of partitions this broker is being added to (reassignments)."""
+        try:
+            rate = float(config.get(THROTTLED_RATE_KEY, "0"))
+        except ValueError:
+            log.warning("ignoring %s=%r: not a number", THROTTLED_RATE_KEY,
+                        config.get(THROTTLED_RATE_KEY))
+            return
+        self.replicas.fetchers.throttle.set_rate(rate, time.monotonic())
+
+    def _inter_broker_endpoint(self, broker_id: int) -> Endpoint | None:
+        """(host, port) of a live broker's ``inter.broker.listener.name`` endpoint."""
+        registration = self.cache.brokers.get(broker_id)
+        if registration is None:
+            return None
+        return endpoint_for(registration, self.config.inter_broker_listener_name)
+
     def controller_changed(self, controller_id: int) -> None:
         self.cache.put_controller(controller_id)
 
@@ -244,8 +315,9 @@ class Broker:
     def leader_partition(self, topic: str, partition: int) -> tuple[Partition | None, ErrorCode]:
         """The hosted partition a Produce/Fetch/ListOffsets addresses, or why it is not here:
         UNKNOWN_TOPIC_OR_PARTITION (no such partition) or NOT_LEADER_OR_FOLLOWER (another
-        broker leads it, or leadership has not reached us yet)."""
-        hosted = self.replicas.get(topic, partition)
+        broker leads it, this broker only follows it, or leadership has not reached us
+        yet)."""
+        hosted = self.replicas.leader(topic, partition)
         if hosted is not None:
             return hosted, ErrorCode.NONE
         metadata = self.cache.topic(topic)

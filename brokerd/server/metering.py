@@ -77,7 +77,6 @@ USAGE_TOPIC = "__usage"
 USAGE_TOPIC_CONFIGS = {"cleanup.policy": "delete", "retention.ms": str(90 * 24 * 3_600_000)}
 CREATE_WAIT_S = 10.0
 COMMIT_WAIT_S = 5.0
-_COMMIT_POLL_S = 0.005
 # One append's batch stays well under the default max.message.bytes (1 MiB).
 MAX_BATCH_BYTES = 512 * 1024
 
@@ -210,6 +209,8 @@ class BrokerMetering:
     def _sample_storage(self, now: int) -> None:
         security = self._broker.security
         for hosted in self._broker.replicas.partitions():
+            if not hosted.is_leader:
+                continue  # each partition's bytes are sampled once, by its leader
             tenant, separator, topic = hosted.topic.partition(".")
             if separator and topic and security.max_partitions(tenant) > 0:
                 self._usage.sample_storage(tenant, topic, hosted.index,
@@ -235,7 +236,7 @@ class BrokerMetering:
         home = zlib.crc32(tenant.encode()) % partitions
         for step in range(partitions):
             candidate = (home + step) % partitions
-            if self._broker.replicas.get(USAGE_TOPIC, candidate) is not None:
+            if self._broker.replicas.leader(USAGE_TOPIC, candidate) is not None:
                 return candidate
         return None
 
@@ -257,7 +258,7 @@ class BrokerMetering:
 
     async def _append(self, partition: int, records: list[UsageRecord]) -> bool:
         """Append one batch as leader; True once committed (high watermark past it)."""
-        hosted = self._broker.replicas.get(USAGE_TOPIC, partition)
+        hosted = self._broker.replicas.leader(USAGE_TOPIC, partition)
         if hosted is None:
             return False
         now = self._clock()
@@ -267,13 +268,11 @@ class BrokerMetering:
         except StorageError as exc:
             log.warning("appending usage to %s-%d failed: %s", USAGE_TOPIC, partition, exc)
             return False
-        deadline = time.monotonic() + COMMIT_WAIT_S
-        while hosted.high_watermark <= result.last_offset:
-            if (time.monotonic() >= deadline
-                    or self._broker.replicas.get(USAGE_TOPIC, partition) is not hosted):
-                return False
-            await asyncio.sleep(_COMMIT_POLL_S)
-        return True
+        committed = hosted.wait_for_commit(result.last_offset)
+        try:
+            return await asyncio.wait_for(committed, COMMIT_WAIT_S)
+        except TimeoutError:
+            return False
 
 
 def _batches(records: list[UsageRecord]) -> Iterable[list[UsageRecord]]:

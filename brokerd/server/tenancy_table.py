@@ -59,6 +59,13 @@ def _every_produce_partition(body: Body, error: ErrorCode) -> Body:
         for topic in body["topic_data"]]}
 
 
+def _every_epoch_partition(body: Body, error: ErrorCode) -> Body:
+    return {"topics": [
+        {"topic": topic["topic"], "partitions": [
+            {"partition": p["partition"], "error_code": int(error)} for p in topic["partitions"]]}
+        for topic in body["topics"]]}
+
+
 def _commit_answer(topic: Body, error: ErrorCode = ErrorCode.NONE) -> Body:
     return {"name": topic["name"], "partitions": [
         {"partition_index": p["partition_index"], "error_code": int(error)}
@@ -162,6 +169,12 @@ TENANCY_TABLE: dict[int, ApiNames] = {
         # Only brokers fetch as replicas (replica_id >= 0): that is ClusterAction.
         gates=(Gate(Rt.CLUSTER, Op.ALL, CLUSTER_DENIED, _error_only,
                     only_if=lambda body, version: body["replica_id"] >= 0),)),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiNames(
+        request=(Names(("topics", "topic"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),),
+        response=(Names(("topics", "topic"), Rt.TOPIC),),
+        # Followers (replica_id >= 0) truncating their logs: ClusterAction, as for Fetch.
+        gates=(Gate(Rt.CLUSTER, Op.ALL, CLUSTER_DENIED, _every_epoch_partition,
+                    only_if=lambda body, version: body.get("replica_id", -2) >= 0),)),
     ApiKey.LIST_OFFSETS: ApiNames(
         request=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),),
         response=(_RESPONSE_TOPICS,)),

@@ -64,6 +64,12 @@ class LeaderEpochCache:
             self._entries = kept
             self._persist()
 
+    def clear(self) -> None:
+        """Forget every epoch (the log was emptied to restart at a leader's log start)."""
+        if self._entries:
+            self._entries = []
+            self._persist()
+
     def truncate_from_start(self, start_offset: int) -> None:
         """The log now starts at ``start_offset``: drop epochs wholly before it and move the
         start of the epoch covering it up to ``start_offset``."""

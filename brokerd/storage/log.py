@@ -421,17 +421,7 @@ class Log:
                 self._segments.active.truncate_to(offset)
                 self._segments.active.make_active(self.config.segment_index_bytes)
             else:
-                self._log_start = offset
-                self._segments.add(
-                    LogSegment(
-                        self.directory,
-                        offset,
-                        self.config.index_interval_bytes,
-                        self.config.segment_index_bytes,
-                        active=True,
-                        created_ms=self._now_ms(),
-                    )
-                )
+                self._start_empty_at(offset)
             end = self.log_end_offset
             self._recovery_point = min(self._recovery_point, end)
             self._high_watermark = min(self._high_watermark, end)
@@ -439,6 +429,34 @@ class Log:
         self.leader_epoch_cache.truncate_from_end(end)
         log_loader.delete_snapshots(self.directory, lambda snapshot: snapshot <= end)
         self._producers = log_loader.load_producer_state(self.directory, self._segments, end)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Drop every batch and restart the empty log at ``offset``: a follower whose log
+        end fell below the leader's log start can no longer fetch what lies between."""
+        with self._lock:
+            for segment in self._segments.snapshot():
+                self._segments.remove(segment)
+                self._schedule_delete(segment)
+            self._start_empty_at(offset)
+            self._recovery_point = self._high_watermark = offset
+            self._truncations += 1
+        self.leader_epoch_cache.clear()
+        log_loader.delete_snapshots(self.directory, lambda snapshot: False)
+        self._producers = log_loader.load_producer_state(self.directory, self._segments, offset)
+
+    def _start_empty_at(self, offset: int) -> None:
+        """With no segment left: a fresh active segment at ``offset``, the new log start."""
+        self._log_start = offset
+        self._segments.add(
+            LogSegment(
+                self.directory,
+                offset,
+                self.config.index_interval_bytes,
+                self.config.segment_index_bytes,
+                active=True,
+                created_ms=self._now_ms(),
+            )
+        )
 
     # -- compaction ---------------------------------------------------------------------
     def replace_segments(

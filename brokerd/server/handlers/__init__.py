@@ -63,6 +63,7 @@ def _build_table() -> dict[int, ApiEntry]:
         offset_commit,
         offset_delete,
         offset_fetch,
+        offset_for_leader_epoch,
         produce,
         sasl_authenticate,
         sasl_handshake,
@@ -71,7 +72,7 @@ def _build_table() -> dict[int, ApiEntry]:
 
     modules = (api_versions, metadata, produce, fetch, list_offsets, create_topics,
                delete_topics, create_partitions, describe_configs, incremental_alter_configs,
-               init_producer_id, describe_cluster, delete_records)
+               init_producer_id, describe_cluster, delete_records, offset_for_leader_epoch)
     group_modules = (find_coordinator, join_group, sync_group, heartbeat, leave_group,
                      offset_commit, offset_fetch, list_groups, describe_groups, delete_groups,
                      offset_delete)

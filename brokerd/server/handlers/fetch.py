@@ -1,12 +1,19 @@
 """Fetch (1) v4-12: read whole batches up to the high watermark, long-polling when short.
 
+Consumers (``replica_id`` < 0) read up to the high watermark.  Followers (``replica_id``
+>= 0, one of the partition's replicas, else NOT_LEADER_OR_FOLLOWER) read up to the log
+end: the leader first records their ``fetch_offset`` as their log end offset, which may
+advance the high watermark returned in this very response (and complete acks=all
+produces) and grow the ISR.
+
 Size limits (KIP-74): ``partition_max_bytes`` caps each partition and ``max_bytes`` the
 whole response, except that the first partition with data always returns at least one
 whole batch, so a batch larger than the limits never blocks a consumer.
 
 Long poll: when fewer than ``min_bytes`` are available (and no partition has an error)
-the request parks until an append to one of its partitions, ``max_wait_ms`` elapses, or
-the broker shuts down; then it reads again.  Fetch sessions (KIP-227) are not kept: every
+the request parks until one of its partitions has more for it (an append for a follower,
+a high watermark advance for a consumer), ``max_wait_ms`` elapses, or the broker shuts
+down; then it reads again.  Fetch sessions (KIP-227) are not kept: every
 response says session id 0, which tells clients to keep sending full fetch requests.
 
 Quotas (consumers, not followers): an entity already over its fetch quota is answered at
@@ -56,6 +63,7 @@ class _FetchRound:
     def __init__(self, broker: Broker, body: dict[str, Any]) -> None:
         self.broker = broker
         self.body = body
+        self.replica_id: int = body.get("replica_id", -1)
         self.total_bytes = 0
         self.has_error = False
         self.sent: list[tuple[str, int]] = []  # (topic, bytes) for the metrics
@@ -79,14 +87,18 @@ class _FetchRound:
         hosted, error = self.broker.leader_partition(topic, index)
         if hosted is not None:
             error = epoch_error(wanted["current_leader_epoch"], hosted.leader_epoch)
+        if hosted is not None and not error and self.replica_id >= 0:
+            error = (ErrorCode.NONE if self.replica_id in hosted.replicas
+                     else ErrorCode.NOT_LEADER_OR_FOLLOWER)
         if hosted is None or error:
             self.has_error = True
             return _empty(index, error, hosted)
         limit = min(max(wanted["partition_max_bytes"], 0), remaining)
         try:
-            result = hosted.log.read(wanted["fetch_offset"], limit,
-                                     max_offset=hosted.high_watermark,
-                                     min_one_batch=self.total_bytes == 0)
+            result = hosted.log.read(
+                wanted["fetch_offset"], limit,
+                max_offset=None if self.replica_id >= 0 else hosted.high_watermark,
+                min_one_batch=self.total_bytes == 0)
         except StorageError as exc:
             self.has_error = True
             return _empty(index, exc.error_code, hosted)
@@ -99,7 +111,22 @@ class _FetchRound:
         return entry
 
 
-async def _wait_for_append(broker: Broker, body: dict[str, Any], timeout: float) -> None:
+def _record_follower_fetch(broker: Broker, body: dict[str, Any]) -> None:
+    """The follower's fetch offsets are its log end offsets: record them before reading
+    (a wrong-epoch or foreign replica's fetch is refused by the read and not recorded)."""
+    replica_id = body["replica_id"]
+    for topic in body["topics"]:
+        for wanted in topic["partitions"]:
+            hosted = broker.replicas.leader(topic["topic"], wanted["partition"])
+            if (hosted is not None and replica_id in hosted.replicas
+                    and not epoch_error(wanted["current_leader_epoch"], hosted.leader_epoch)):
+                broker.replicas.record_follower_fetch(hosted, replica_id, wanted["fetch_offset"])
+
+
+async def _wait_for_data(broker: Broker, body: dict[str, Any], timeout: float) -> None:
+    """Park until a partition may have more to read: appends wake followers, high
+    watermark advances wake consumers."""
+    for_replica = body.get("replica_id", -1) >= 0
     loop = asyncio.get_running_loop()
     woken = loop.create_future()
 
@@ -108,9 +135,9 @@ async def _wait_for_append(broker: Broker, body: dict[str, Any], timeout: float)
             woken.set_result(None)
 
     hosted = [p for topic in body["topics"] for wanted in topic["partitions"]
-              if (p := broker.replicas.get(topic["topic"], wanted["partition"])) is not None]
+              if (p := broker.replicas.leader(topic["topic"], wanted["partition"])) is not None]
     for partition in hosted:
-        partition.add_append_listener(wake)
+        partition.add_listener(for_replica, wake)
     shutdown = loop.create_task(broker.shutting_down.wait())
     try:
         await asyncio.wait({woken, shutdown}, timeout=timeout,
@@ -118,7 +145,7 @@ async def _wait_for_append(broker: Broker, body: dict[str, Any], timeout: float)
     finally:
         shutdown.cancel()
         for partition in hosted:
-            partition.remove_append_listener(wake)
+            partition.remove_listener(for_replica, wake)
 
 
 def _response(responses: list[dict[str, Any]], throttle_ms: int = 0) -> dict[str, Any]:
@@ -137,6 +164,8 @@ async def handle(broker: Broker, request: Request) -> dict[str, Any]:
             return _response([], throttle_ms)
         body = {**body, "max_bytes": broker.quotas.fetch_max_bytes(
             connection, client_id, body["max_bytes"])}
+    else:
+        _record_follower_fetch(broker, body)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(body["max_wait_ms"], 0) / 1000
     handler_s = 0.0  # time spent reading, without the long-poll waits
@@ -149,7 +178,7 @@ async def handle(broker: Broker, request: Request) -> dict[str, Any]:
         if (fetch_round.total_bytes >= body["min_bytes"] or fetch_round.has_error
                 or remaining <= 0 or broker.shutting_down.is_set()):
             break
-        await _wait_for_append(broker, body, remaining)
+        await _wait_for_data(broker, body, remaining)
     if quoted:
         throttle_ms = broker.quotas.fetch_throttle(
             connection, client_id, response_bytes=fetch_round.total_bytes,

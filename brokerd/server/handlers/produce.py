@@ -2,11 +2,15 @@
 
 acks: 0 = no response at all (and, as in Kafka, a failed acks=0 append closes the
 connection, the only way to tell the client); 1 = answer after the leader's append;
--1 = all in-sync replicas — with a single replica that is the same moment as acks=1,
-except that ``min.insync.replicas`` above the ISR size refuses the write
-(NOT_ENOUGH_REPLICAS).  Every storage error becomes that partition's error code; the other
-partitions of the request are unaffected.  A retried idempotent batch is answered with
-its original offsets (the log reports it as a duplicate and does not store it again).
+-1 = all in-sync replicas: ``min.insync.replicas`` above the leader's ISR size refuses
+the write before storing anything (NOT_ENOUGH_REPLICAS); otherwise the request parks
+(Kafka's produce purgatory) until the high watermark passes every partition's last
+offset — the partitions wait concurrently — and answers REQUEST_TIMED_OUT for a partition
+still short at ``timeout_ms``, NOT_LEADER_OR_FOLLOWER if leadership moved meanwhile, and
+NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below the minimum before it committed.
+Every storage error becomes that partition's error code; the other partitions of the
+request are unaffected.  A retried idempotent batch is answered with its original
+offsets (the log reports it as a duplicate and does not store it again).
 
 Quotas: the whole request's size is charged to the (user, client id) produce byte rate and
 the handling time to its request quota, after the data is written (Kafka never refuses a
@@ -16,6 +20,7 @@ acks=0 the mute alone does the slowing.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +28,7 @@ from brokerd.protocol import ApiKey, ErrorCode, ProtocolError
 from brokerd.storage import StorageError
 
 if TYPE_CHECKING:
+    from brokerd.replication.partition import Partition
     from brokerd.server.broker import Broker
     from brokerd.server.request import Request
 
@@ -38,32 +44,60 @@ def partition_error(index: int, error: int, message: str | None = None,
             "current_leader": {"leader_id": leader[0], "leader_epoch": leader[1]}}
 
 
-def _append(broker: Broker, topic: str, data: dict[str, Any], acks: int) -> dict[str, Any]:
+def _append(broker: Broker, topic: str, data: dict[str, Any], acks: int
+            ) -> tuple[dict[str, Any], tuple[Partition, int] | None]:
+    """Append one partition's data: its response, and for acks=all what to await (the
+    partition and the last offset the high watermark must pass)."""
     index = data["index"]
     records = data["records"]
     hosted, error = broker.leader_partition(topic, index)
     if hosted is None:
         state = broker.cache.partition_state(topic, index)
         leader = (state.leader, state.leader_epoch) if state is not None else (-1, -1)
-        return partition_error(index, error, leader=leader)
+        return partition_error(index, error, leader=leader), None
     if records is None or len(records) == 0:
-        return partition_error(index, ErrorCode.CORRUPT_MESSAGE, "empty record set")
-    state = broker.cache.partition_state(topic, index)
-    isr_size = len(state.isr) if state is not None else 1
-    if acks == -1 and isr_size < hosted.log.config.min_insync_replicas:
+        return partition_error(index, ErrorCode.CORRUPT_MESSAGE, "empty record set"), None
+    if acks == -1 and len(hosted.isr) < hosted.log.config.min_insync_replicas:
         return partition_error(index, ErrorCode.NOT_ENOUGH_REPLICAS,
-                               f"ISR has {isr_size} < min.insync.replicas")
+                               f"ISR has {len(hosted.isr)} < min.insync.replicas"), None
     try:
         result = hosted.append_as_leader(records)
     except StorageError as exc:
-        return partition_error(index, exc.error_code, str(exc))
+        return partition_error(index, exc.error_code, str(exc)), None
     except ProtocolError as exc:  # a batch the codec could not even parse
-        return partition_error(index, ErrorCode.CORRUPT_MESSAGE, str(exc))
+        return partition_error(index, ErrorCode.CORRUPT_MESSAGE, str(exc)), None
     if not result.duplicate:
         broker.probe.bytes_in(topic, len(records), result.last_offset - result.base_offset + 1)
-    return {"index": index, "error_code": 0, "base_offset": result.base_offset,
-            "log_append_time_ms": result.log_append_time,
-            "log_start_offset": result.log_start_offset, "error_message": None}
+    answer = {"index": index, "error_code": 0, "base_offset": result.base_offset,
+              "log_append_time_ms": result.log_append_time,
+              "log_start_offset": result.log_start_offset, "error_message": None}
+    return answer, ((hosted, result.last_offset) if acks == -1 else None)
+
+
+async def _await_commit(broker: Broker, answer: dict[str, Any], hosted: Partition,
+                        last_offset: int, timeout_s: float) -> None:
+    """Park until the high watermark passes ``last_offset``; turn ``answer`` into the
+    error when it does not (timeout, leadership lost or broker stopping, ISR too small)."""
+    committed = hosted.wait_for_commit(last_offset)
+    stopping: asyncio.Future[Any] = asyncio.ensure_future(broker.shutting_down.wait())
+    try:
+        await asyncio.wait([committed, stopping], timeout=timeout_s,
+                           return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+    index = answer["index"]
+    if not committed.done():
+        committed.cancel()
+        if broker.shutting_down.is_set():
+            answer.update(partition_error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
+        else:
+            answer.update(partition_error(index, ErrorCode.REQUEST_TIMED_OUT,
+                                          f"not replicated to the ISR in {timeout_s:g} s"))
+    elif not committed.result():
+        answer.update(partition_error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
+    elif len(hosted.isr) < hosted.log.config.min_insync_replicas:
+        answer.update(partition_error(index, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                                      f"ISR shrank to {len(hosted.isr)} < min.insync.replicas"))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any] | None:
@@ -71,17 +105,27 @@ async def handle(broker: Broker, request: Request) -> dict[str, Any] | None:
     body = request.body
     acks = body["acks"]
     responses = []
+    waits = []
     for topic_data in body["topic_data"]:
         name = topic_data["name"]
         if acks not in VALID_ACKS:
             partitions = [partition_error(p["index"], ErrorCode.INVALID_REQUIRED_ACKS)
                           for p in topic_data["partition_data"]]
         else:
-            partitions = [_append(broker, name, p, acks) for p in topic_data["partition_data"]]
+            partitions = []
+            for data in topic_data["partition_data"]:
+                answer, wait = _append(broker, name, data, acks)
+                partitions.append(answer)
+                if wait is not None:
+                    waits.append(_await_commit(broker, answer, *wait,
+                                               max(body["timeout_ms"], 0) / 1000))
         responses.append({"name": name, "partition_responses": partitions})
+    handler_ms = (time.perf_counter() - started) * 1000  # the purgatory wait is not work
+    if waits:
+        await asyncio.gather(*waits)
     throttle_ms = broker.quotas.produce_throttle(
         request.connection, request.header.client_id, request_bytes=request.frame_bytes,
-        acks=acks, handler_time_ms=(time.perf_counter() - started) * 1000)
+        acks=acks, handler_time_ms=handler_ms)
     broker.metering.produced(request, body["topic_data"], responses)
     if acks == 0:
         failed = [p for r in responses for p in r["partition_responses"] if p["error_code"]]

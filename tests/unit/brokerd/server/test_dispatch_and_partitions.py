@@ -73,7 +73,7 @@ def test_partition_advances_high_watermark_and_wakes_listeners(tmp_path: Path) -
     replicas = ReplicaManager(1, manager)
     partition = replicas.become_leader("t", 0, uuid.uuid4(), 3, LogConfig())
     woken: list[int] = []
-    partition.add_append_listener(lambda: woken.append(partition.high_watermark))
+    partition.add_listener(False, lambda: woken.append(partition.high_watermark))
     result = partition.append_as_leader(_records(b"a", b"b"))
     assert (result.base_offset, partition.high_watermark, woken) == (0, 2, [2])
     assert partition.log.read(0, 1 << 20).regions  # readable up to the high watermark

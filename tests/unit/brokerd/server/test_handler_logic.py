@@ -31,7 +31,7 @@ def test_api_versions_advertises_exactly_the_required_table_within_the_codec() -
         ApiKey.LEAVE_GROUP: (0, 5), ApiKey.OFFSET_COMMIT: (1, 8), ApiKey.OFFSET_FETCH: (1, 8),
         ApiKey.LIST_GROUPS: (0, 4), ApiKey.DESCRIBE_GROUPS: (0, 5), ApiKey.DELETE_GROUPS: (0, 2),
         ApiKey.OFFSET_DELETE: (0, 0), ApiKey.SASL_HANDSHAKE: (0, 1),
-        ApiKey.SASL_AUTHENTICATE: (0, 2),
+        ApiKey.SASL_AUTHENTICATE: (0, 2), ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 4),
     }
     body = api_versions.response_body()
     advertised = {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}

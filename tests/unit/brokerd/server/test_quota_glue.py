@@ -131,7 +131,8 @@ class _Broker:
 
     def __init__(self, glue: BrokerQuotaGlue) -> None:
         self.quotas = glue
-        self.replicas = SimpleNamespace(get=lambda topic, partition: None)
+        self.replicas = SimpleNamespace(get=lambda topic, partition: None,
+                                        leader=lambda topic, partition: None)
         self.cache = SimpleNamespace(partition_state=lambda topic, partition: None)
         self.shutting_down = asyncio.Event()
         self.probe = SimpleNamespace(bytes_out=lambda topic, nbytes: None)

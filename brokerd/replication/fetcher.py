@@ -1,0 +1,331 @@
+"""Follower fetchers: one task per leader broker pulling its partitions over one connection.
+
+Each :class:`ReplicaFetcher` loops: connect to the leader's inter-broker endpoint (resolved
+afresh each time, so a restarted leader on a new address is found), truncate partitions
+that start under a new leader epoch (OffsetForLeaderEpoch, KIP-279 rules in
+:func:`~brokerd.replication.rules.truncation_offset`), then Fetch (``replica_id`` = our id)
+from every partition's log end, append what arrives and take the leader's high watermark.
+Connection errors reconnect after a back-off; a partition error (the leader moved on,
+fenced epoch) parks only that partition for a back-off, until the controller's new state
+moves it (:meth:`FetcherManager.follow` with another leader or epoch).
+
+Not thread-safe: the loop thread only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.replication import rules
+from brokerd.replication.client import InterBrokerConnection
+from brokerd.replication.partition import NO_LEADER, Partition
+from brokerd.replication.throttle import ByteRateLimit
+from brokerd.storage import StorageError
+
+log = logging.getLogger(__name__)
+
+FETCH_VERSION = 12  # the last version naming topics (v13 uses topic ids)
+EPOCH_VERSION = 4
+# Kafka's replica.fetch.backoff.ms is 1 s; half that brings a restarted leader back sooner.
+BACKOFF_S = 0.5
+RETRIABLE = {ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH,
+             ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+             ErrorCode.REPLICA_NOT_AVAILABLE}
+
+Key = tuple[str, int]
+Endpoint = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class FetchSettings:
+    """The follower's ``replica.*`` keys."""
+
+    broker_id: int
+    wait_max_ms: int = 500
+    partition_max_bytes: int = 1_048_576
+    response_max_bytes: int = 10_485_760
+    socket_timeout_ms: int = 30_000
+
+
+@dataclass
+class _Fetching:
+    """One partition's place in a fetcher."""
+
+    partition: Partition
+    leader_epoch: int
+    needs_truncation: bool = True
+    parked_until: float = 0.0
+    throttled: bool = field(default=False)
+
+
+class ReplicaFetcher:
+    """Fetches the partitions this broker follows from one leader broker."""
+
+    def __init__(self, leader_id: int, settings: FetchSettings,
+                 resolve: Callable[[int], Endpoint | None], throttle: ByteRateLimit) -> None:
+        self.leader_id = leader_id
+        self._settings = settings
+        self._resolve = resolve
+        self._throttle = throttle
+        self.partitions: dict[Key, _Fetching] = {}
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._connection: InterBrokerConnection | None = None
+
+    def add(self, partition: Partition, throttled: bool) -> None:
+        key = (partition.topic, partition.index)
+        self.partitions[key] = _Fetching(partition, partition.leader_epoch, throttled=throttled)
+        self._wake.set()
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def set_throttled(self, key: Key, throttled: bool) -> None:
+        fetching = self.partitions.get(key)
+        if fetching is not None:
+            fetching.throttled = throttled
+
+    def remove(self, key: Key) -> None:
+        self.partitions.pop(key, None)
+
+    async def close(self) -> None:
+        self.partitions.clear()
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        if self._connection is not None:
+            self._connection.close()
+
+    # ---- the loop ------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while self.partitions:
+            try:
+                connection = await self._connect()
+                if connection is None:
+                    await asyncio.sleep(BACKOFF_S)
+                    continue
+                await self._truncate(connection)
+                if not await self._fetch(connection):
+                    await self._idle()
+            except ConnectionError as exc:
+                log.info("replica fetcher for broker %d: %s; retrying", self.leader_id, exc)
+                self._connection = None
+                await asyncio.sleep(BACKOFF_S)
+            except Exception:
+                log.exception("replica fetcher for broker %d failed; retrying", self.leader_id)
+                if self._connection is not None:
+                    self._connection.close()
+                self._connection = None
+                await asyncio.sleep(BACKOFF_S)
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    async def _connect(self) -> InterBrokerConnection | None:
+        if self._connection is None:
+            endpoint = self._resolve(self.leader_id)
+            if endpoint is None:
+                return None  # the leader is not registered (dead): fetch nothing
+            self._connection = await InterBrokerConnection.open(
+                endpoint[0], endpoint[1], f"broker-{self._settings.broker_id}-fetcher",
+                self._settings.socket_timeout_ms / 1000)
+        return self._connection
+
+    async def _idle(self) -> None:
+        """Nothing fetchable now (all parked or throttled): wait for a change or a tick."""
+        self._wake.clear()
+        try:
+            await asyncio.wait_for(self._wake.wait(), BACKOFF_S)
+        except TimeoutError:
+            pass
+
+    def _ready(self, now: float) -> list[tuple[Key, _Fetching]]:
+        return [(key, f) for key, f in self.partitions.items()
+                if f.parked_until <= now and f.partition.leader_epoch == f.leader_epoch]
+
+    # ---- truncation ----------------------------------------------------------------
+
+    async def _truncate(self, connection: InterBrokerConnection) -> None:
+        pending = [(key, f) for key, f in self._ready(time.monotonic()) if f.needs_truncation]
+        asked = []
+        for key, fetching in pending:
+            log_ = fetching.partition.log
+            if log_.leader_epoch_cache.latest_epoch < 0:
+                self._truncate_partition(fetching, fetching.partition.high_watermark)
+            else:
+                asked.append((key, fetching))
+        if not asked:
+            return
+        topics: dict[str, list[dict[str, Any]]] = {}
+        requested: dict[Key, tuple[_Fetching, int]] = {}
+        for (topic, index), fetching in asked:
+            latest = fetching.partition.log.leader_epoch_cache.latest_epoch
+            requested[(topic, index)] = (fetching, latest)
+            topics.setdefault(topic, []).append({
+                "partition": index, "current_leader_epoch": fetching.leader_epoch,
+                "leader_epoch": latest})
+        body = {"replica_id": self._settings.broker_id, "topics": [
+            {"topic": topic, "partitions": partitions} for topic, partitions in topics.items()]}
+        response = await connection.request(ApiKey.OFFSET_FOR_LEADER_EPOCH, EPOCH_VERSION, body)
+        for topic_answer in response["topics"]:
+            for answer in topic_answer["partitions"]:
+                key = (topic_answer["topic"], answer["partition"])
+                if key not in requested:
+                    continue
+                fetching, latest = requested[key]
+                if self.partitions.get(key) is not fetching or not fetching.needs_truncation:
+                    continue  # replaced (new leader or epoch) while the request was out
+                if answer["error_code"]:
+                    self._park(key, fetching, answer["error_code"])
+                    continue
+                partition = fetching.partition
+                epoch, end = answer["leader_epoch"], answer["end_offset"]
+                own_end = partition.log.leader_epoch_cache.end_offset_for(
+                    epoch, partition.log_end_offset)[1] if epoch >= 0 else -1
+                self._truncate_partition(fetching, rules.truncation_offset(
+                    latest, epoch, end, partition.log_end_offset, own_end,
+                    partition.high_watermark))
+
+    @staticmethod
+    def _truncate_partition(fetching: _Fetching, offset: int) -> None:
+        partition = fetching.partition
+        if offset < partition.log_end_offset:
+            log.info("truncating %s-%d from %d to %d before following epoch %d",
+                     partition.topic, partition.index, partition.log_end_offset, offset,
+                     fetching.leader_epoch)
+            partition.truncate_to(offset)
+        fetching.needs_truncation = False
+
+    def _park(self, key: Key, fetching: _Fetching, error: int) -> None:
+        log.debug("%s-%d: leader %d answered error %d; retrying later", key[0], key[1],
+                  self.leader_id, error)
+        fetching.parked_until = time.monotonic() + BACKOFF_S
+
+    # ---- fetching ------------------------------------------------------------------
+
+    async def _fetch(self, connection: InterBrokerConnection) -> bool:
+        """One Fetch round; False when no partition was fetchable."""
+        now = time.monotonic()
+        topics: dict[str, list[dict[str, Any]]] = {}
+        sent: dict[Key, tuple[_Fetching, int]] = {}
+        for key, fetching in self._ready(now):
+            if fetching.needs_truncation:
+                continue
+            max_bytes = self._settings.partition_max_bytes
+            if fetching.throttled:
+                max_bytes = self._throttle.allowance(now, max_bytes)
+                if max_bytes <= 0:
+                    continue
+            partition = fetching.partition
+            sent[key] = (fetching, partition.log_end_offset)
+            topics.setdefault(key[0], []).append({
+                "partition": key[1], "current_leader_epoch": fetching.leader_epoch,
+                "fetch_offset": partition.log_end_offset,
+                "last_fetched_epoch": partition.log.leader_epoch_cache.latest_epoch,
+                "log_start_offset": partition.log_start_offset,
+                "partition_max_bytes": max_bytes})
+        if not sent:
+            return False
+        body = {"cluster_id": None, "replica_id": self._settings.broker_id,
+                "max_wait_ms": self._settings.wait_max_ms, "min_bytes": 1,
+                "max_bytes": self._settings.response_max_bytes, "isolation_level": 0,
+                "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [],
+                "rack_id": "", "topics": [{"topic": topic, "partitions": partitions}
+                                          for topic, partitions in topics.items()]}
+        response = await connection.request(ApiKey.FETCH, FETCH_VERSION, body,
+                                            extra_wait_s=self._settings.wait_max_ms / 1000)
+        for topic_answer in response["responses"]:
+            for answer in topic_answer["partitions"]:
+                key = (topic_answer["topic"], answer["partition_index"])
+                entry = sent.get(key)
+                if entry is not None and self.partitions.get(key) is entry[0]:
+                    self._apply(key, entry[0], entry[1], answer)
+        return True
+
+    def _apply(self, key: Key, fetching: _Fetching, fetch_offset: int,
+               answer: dict[str, Any]) -> None:
+        partition = fetching.partition
+        if (partition.leader_epoch != fetching.leader_epoch or fetching.needs_truncation
+                or partition.log_end_offset != fetch_offset):
+            return  # the partition moved on while the fetch was in flight
+        error = answer["error_code"]
+        if error == ErrorCode.OFFSET_OUT_OF_RANGE:
+            self._out_of_range(fetching, answer["log_start_offset"])
+            return
+        if error:
+            self._park(key, fetching, error)
+            return
+        records = answer["records"]
+        data = memoryview(records) if records else memoryview(b"")
+        try:
+            partition.append_as_follower(data, answer["high_watermark"])
+        except StorageError as exc:
+            log.warning("%s-%d: cannot append fetched data at %d: %s", key[0], key[1],
+                        fetch_offset, exc)
+            self._park(key, fetching, int(exc.error_code))
+            return
+        if fetching.throttled:
+            self._throttle.charge(len(data), time.monotonic())
+
+    @staticmethod
+    def _out_of_range(fetching: _Fetching, leader_log_start: int) -> None:
+        """Below the leader's log start: restart empty there.  Past the leader's end: our
+        tail diverged, truncate by epoch before the next fetch."""
+        partition = fetching.partition
+        if 0 <= leader_log_start and partition.log_end_offset < leader_log_start:
+            log.info("%s-%d: log end %d is below the leader's log start %d; restarting there",
+                     partition.topic, partition.index, partition.log_end_offset,
+                     leader_log_start)
+            partition.log.truncate_fully_and_start_at(leader_log_start)
+        else:
+            fetching.needs_truncation = True
+
+
+class FetcherManager:
+    """Which leader each followed partition fetches from; one :class:`ReplicaFetcher` each."""
+
+    def __init__(self, settings: FetchSettings, resolve: Callable[[int], Endpoint | None]
+                 ) -> None:
+        self.settings = settings
+        self._resolve = resolve
+        self._fetchers: dict[int, ReplicaFetcher] = {}
+        self._leader_of: dict[Key, int] = {}
+        self.throttle = ByteRateLimit()
+
+    def follow(self, partition: Partition, throttled: bool = False) -> None:
+        """(Re)start fetching ``partition`` from its current leader, truncating first."""
+        key = (partition.topic, partition.index)
+        self.forget(key)
+        if partition.leader_id == NO_LEADER:
+            return
+        fetcher = self._fetchers.get(partition.leader_id)
+        if fetcher is None:
+            fetcher = ReplicaFetcher(partition.leader_id, self.settings, self._resolve,
+                                     self.throttle)
+            self._fetchers[partition.leader_id] = fetcher
+        fetcher.add(partition, throttled)
+        self._leader_of[key] = partition.leader_id
+
+    def set_throttled(self, key: Key, throttled: bool) -> None:
+        leader = self._leader_of.get(key)
+        if leader is not None:
+            self._fetchers[leader].set_throttled(key, throttled)
+
+    def forget(self, key: Key) -> None:
+        leader = self._leader_of.pop(key, None)
+        if leader is not None:
+            self._fetchers[leader].remove(key)
+
+    def fetching(self, key: Key) -> bool:
+        return key in self._leader_of
+
+    async def close(self) -> None:
+        fetchers, self._fetchers = list(self._fetchers.values()), {}
+        self._leader_of.clear()
+        await asyncio.gather(*(fetcher.close() for fetcher in fetchers))

@@ -1,0 +1,101 @@
+"""The replication decisions, as pure functions over plain values (no clock, no I/O).
+
+Kafka's rules, each in one place so it can be tested in milliseconds:
+
+- *caught up* (``Replica.updateFetchState``): a follower is caught up as of this fetch if it
+  asked for the leader's log end offset or beyond; else as of its previous fetch if it now
+  asks for at least the log end offset the leader had at that previous fetch (it has
+  everything that existed then).  A follower lagging longer than ``replica.lag.time.max.ms``
+  leaves the ISR.
+- *high watermark* (leader): the minimum log end offset over the ISR, never moving back.
+- *ISR expansion*: a follower outside the ISR rejoins once its log end offset reached the
+  high watermark and the first offset of the current leader epoch.
+- *truncation* (KIP-279): where a follower cuts its log before fetching from a new leader,
+  from the leader's OffsetForLeaderEpoch answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+UNDEFINED = -1
+
+
+@dataclass(frozen=True)
+class FollowerState:
+    """What the leader knows of one follower replica (all times in ms)."""
+
+    log_end_offset: int = UNDEFINED
+    last_caught_up_ms: int = 0
+    last_fetch_leader_leo: int = UNDEFINED
+    last_fetch_ms: int = 0
+
+
+def record_fetch(state: FollowerState, fetch_offset: int, leader_leo: int,
+                 now_ms: int) -> FollowerState:
+    """The follower asked for ``fetch_offset`` while the leader's LEO is ``leader_leo``."""
+    if fetch_offset >= leader_leo:
+        caught_up = now_ms
+    elif fetch_offset >= state.last_fetch_leader_leo >= 0:
+        caught_up = max(state.last_caught_up_ms, state.last_fetch_ms)
+    else:
+        caught_up = state.last_caught_up_ms
+    return FollowerState(fetch_offset, caught_up, leader_leo, now_ms)
+
+
+def reset_for_leadership(state: FollowerState, in_isr: bool, now_ms: int) -> FollowerState:
+    """A new leadership term: ISR members get a full lag allowance from now (Kafka sets
+    their last caught-up time to the moment of becoming leader); others start unknown."""
+    return FollowerState(last_caught_up_ms=now_ms if in_isr else 0)
+
+
+def leader_high_watermark(current: int, leader_id: int, leader_leo: int, isr: tuple[int, ...],
+                          followers: dict[int, FollowerState]) -> int:
+    """min LEO over the ISR (the leader counts with its own LEO); never below ``current``."""
+    offsets = [leader_leo]
+    for replica in isr:
+        if replica != leader_id:
+            offsets.append(followers.get(replica, FollowerState()).log_end_offset)
+    return max(current, min(offsets))
+
+
+def out_of_sync(leader_id: int, isr: tuple[int, ...], followers: dict[int, FollowerState],
+                now_ms: int, lag_time_max_ms: int) -> tuple[int, ...]:
+    """ISR members (never the leader) not caught up within ``lag_time_max_ms``."""
+    return tuple(replica for replica in isr if replica != leader_id
+                 and now_ms - followers.get(replica, FollowerState()).last_caught_up_ms
+                 > lag_time_max_ms)
+
+
+def may_join_isr(follower: FollowerState, high_watermark: int, epoch_start_offset: int) -> bool:
+    """A follower outside the ISR has caught up to the committed data of this epoch."""
+    return (follower.log_end_offset >= high_watermark
+            and follower.log_end_offset >= epoch_start_offset)
+
+
+def follower_high_watermark(leader_high_watermark: int, log_end_offset: int) -> int:
+    """A follower exposes no more than it holds and no more than the leader committed."""
+    return min(leader_high_watermark, log_end_offset)
+
+
+def truncation_offset(requested_epoch: int, answer_epoch: int, answer_end_offset: int,
+                      log_end_offset: int, own_end_offset_for: int,
+                      high_watermark: int) -> int:
+    """Where a follower truncates before fetching from a new leader (KIP-279).
+
+    ``requested_epoch`` is the follower's latest epoch, asked of the leader; the leader
+    answered (``answer_epoch``, ``answer_end_offset``).  ``own_end_offset_for`` is the
+    follower's own end offset for ``answer_epoch`` (from its epoch cache).
+
+    - undefined answer (the leader knows no such epoch, or the follower has none): keep
+      only what is known to be committed, the follower's high watermark;
+    - the same epoch back: both logs agree up to the leader's end of that epoch;
+    - an older epoch back (the leader never wrote ours): the logs agree up to the smaller
+      of the two ends of that older epoch.
+    The result never exceeds the follower's own log end.
+    """
+    if answer_epoch == UNDEFINED or answer_end_offset == UNDEFINED:
+        return min(high_watermark, log_end_offset)
+    if answer_epoch == requested_epoch:
+        return min(answer_end_offset, log_end_offset)
+    return min(answer_end_offset, own_end_offset_for, log_end_offset)

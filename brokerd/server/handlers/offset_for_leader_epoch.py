@@ -1,0 +1,45 @@
+"""OffsetForLeaderEpoch (23) v0-4: where a leader epoch's writes ended on this leader.
+
+Followers ask before fetching from a new leader to find a divergent tail (KIP-279);
+consumers ask after a leader change to detect truncation (KIP-320).  The answer is the
+largest epoch at or below the requested one and the offset where it ended (the log end
+for the latest epoch); an epoch older than everything known is (-1, -1) with no error, as
+in Kafka.  Only the leader answers (NOT_LEADER_OR_FOLLOWER elsewhere); the caller's
+``current_leader_epoch`` (v2+) is checked like Fetch's (FENCED / UNKNOWN_LEADER_EPOCH).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.server.handlers.fetch import epoch_error
+
+if TYPE_CHECKING:
+    from brokerd.server.broker import Broker
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
+MIN_VERSION, MAX_VERSION = 0, 4
+
+
+def _partition(broker: Broker, topic: str, wanted: dict[str, Any]) -> dict[str, Any]:
+    index = wanted["partition"]
+    hosted, error = broker.leader_partition(topic, index)
+    if hosted is not None:
+        error = epoch_error(wanted.get("current_leader_epoch", -1), hosted.leader_epoch)
+    if hosted is None or error:
+        return {"error_code": int(error), "partition": index, "leader_epoch": -1,
+                "end_offset": -1}
+    epoch, end_offset = hosted.log.leader_epoch_cache.end_offset_for(
+        wanted["leader_epoch"], hosted.log_end_offset)
+    return {"error_code": int(ErrorCode.NONE), "partition": index, "leader_epoch": epoch,
+            "end_offset": end_offset}
+
+
+async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+    topics = [{"topic": topic["topic"],
+               "partitions": [_partition(broker, topic["topic"], p)
+                              for p in topic["partitions"]]}
+              for topic in request.body["topics"]]
+    return {"throttle_time_ms": 0, "topics": topics}
