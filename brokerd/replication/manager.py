@@ -118,7 +118,7 @@ class ReplicaManager:
         ISR expansion when it has caught up."""
         now_ms = self._clock_ms()
         hosted.record_follower_fetch(replica_id, fetch_offset, now_ms)
-        self._maybe_change_isr(hosted, now_ms)
+        self._maybe_change_isr(hosted, now_ms, replica_id)
 
     def check_isrs(self) -> None:
         """Periodic: propose shrinking the ISR of led partitions with lagging followers."""
@@ -127,10 +127,11 @@ class ReplicaManager:
             if hosted.is_leader and len(hosted.replicas) > 1:
                 self._maybe_change_isr(hosted, now_ms)
 
-    def _maybe_change_isr(self, hosted: Partition, now_ms: int) -> None:
+    def _maybe_change_isr(self, hosted: Partition, now_ms: int,
+                          fetched_by: int | None = None) -> None:
         if self.isr_store is None:
             return
-        isr = hosted.begin_isr_change(now_ms, self.lag_time_max_ms)
+        isr = hosted.begin_isr_change(now_ms, self.lag_time_max_ms, fetched_by)
         if isr is None:
             return
         task = asyncio.get_running_loop().create_task(self._write_isr(self.isr_store, hosted,

@@ -135,18 +135,22 @@ class Partition:
             state, fetch_offset, self.log_end_offset, now_ms)
         self._maybe_advance_high_watermark()
 
-    def begin_isr_change(self, now_ms: int, lag_time_max_ms: int) -> tuple[int, ...] | None:
-        """The ISR this leader should propose now (lagging members out, caught-up replicas
-        in), marked in flight until :meth:`isr_change_done`; None when no change is due or
-        a proposal is already in flight (at most one per partition)."""
+    def begin_isr_change(self, now_ms: int, lag_time_max_ms: int,
+                         fetched_by: int | None = None) -> tuple[int, ...] | None:
+        """The ISR this leader should propose now (lagging members out; ``fetched_by``,
+        the replica whose fetch prompted this, in if it caught up), marked in flight until
+        :meth:`isr_change_done`; None when no change is due or a proposal is already in
+        flight (at most one per partition).  Only a fetch admits a replica: a dead one's
+        last known offset may still equal an idle high watermark."""
         if not self.is_leader or self.proposed_isr is not None:
             return None
         lagging = rules.out_of_sync(self.broker_id, self.isr, self.followers, now_ms,
                                     lag_time_max_ms)
-        joining = tuple(replica for replica, state in self.followers.items()
-                        if replica not in self.isr and replica in self.replicas
-                        and rules.may_join_isr(state, self.high_watermark,
-                                               self.epoch_start_offset))
+        joining: tuple[int, ...] = ()
+        if (fetched_by is not None and fetched_by not in self.isr
+                and fetched_by in self.replicas and rules.may_join_isr(
+                    self.followers[fetched_by], self.high_watermark, self.epoch_start_offset)):
+            joining = (fetched_by,)
         if not lagging and not joining:
             return None
         self.proposed_isr = tuple(r for r in self.isr if r not in lagging) + joining

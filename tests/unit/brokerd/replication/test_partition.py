@@ -79,9 +79,10 @@ def test_isr_shrinks_after_the_lag_time_and_expands_when_caught_up(tmp_path: Pat
     partition.isr_change_done(4, (1, 2), 8)
     assert (partition.isr, partition.zk_version, partition.high_watermark) == ((1, 2), 8, 2)
     partition.record_follower_fetch(3, 1, now_ms=2700)
-    assert partition.begin_isr_change(2700, 2000) is None  # 1 < high watermark 2
+    assert partition.begin_isr_change(2700, 2000, fetched_by=3) is None  # 1 < high watermark
     partition.record_follower_fetch(3, 2, now_ms=2800)
-    assert partition.begin_isr_change(2800, 2000) == (1, 2, 3)
+    assert partition.begin_isr_change(2800, 2000) is None  # only its own fetch admits it
+    assert partition.begin_isr_change(2800, 2000, fetched_by=3) == (1, 2, 3)
     partition.isr_change_done(4, None, 8)  # rejected: the fresh state comes from ZooKeeper
     assert partition.isr == (1, 2) and partition.proposed_isr is None
 
@@ -92,7 +93,7 @@ def test_a_joining_replica_holds_back_the_high_watermark_while_proposed(tmp_path
     partition.append_as_leader(records(b"a", b"b"))
     partition.record_follower_fetch(2, 2, now_ms=10)
     partition.record_follower_fetch(3, 2, now_ms=10)
-    assert partition.begin_isr_change(10, 2000) == (1, 2, 3)
+    assert partition.begin_isr_change(10, 2000, fetched_by=3) == (1, 2, 3)
     partition.append_as_leader(records(b"c"))
     partition.record_follower_fetch(2, 3, now_ms=20)
     assert partition.high_watermark == 2  # 3 is joining and holds only 2
