@@ -26,6 +26,11 @@ from brokerd.storage import LogConfig, LogManager
 
 log = logging.getLogger(__name__)
 
+# After a rejected or failed ISR write, wait this long before proposing again: the fresh
+# state usually arrives from ZooKeeper within milliseconds, and a ZooKeeper outage must
+# not turn every follower fetch into a doomed write.
+ISR_RETRY_MS = 500
+
 
 def _now_ms() -> int:
     return int(time.monotonic() * 1000)
@@ -45,6 +50,7 @@ class ReplicaManager:
         self._clock_ms = clock_ms
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._isr_writes: set[asyncio.Task[None]] = set()
+        self._isr_retry_at_ms: dict[tuple[str, int], int] = {}
 
     def get(self, topic: str, partition: int) -> Partition | None:
         """The hosted replica, leader or follower."""
@@ -98,6 +104,7 @@ class ReplicaManager:
         broker is no longer one of its replicas)."""
         hosted = self._partitions.pop((topic, partition), None)
         self.fetchers.forget((topic, partition))
+        self._isr_retry_at_ms.pop((topic, partition), None)
         if hosted is not None:
             hosted.stop()
         if delete:
@@ -129,7 +136,8 @@ class ReplicaManager:
 
     def _maybe_change_isr(self, hosted: Partition, now_ms: int,
                           fetched_by: int | None = None) -> None:
-        if self.isr_store is None:
+        key = (hosted.topic, hosted.index)
+        if self.isr_store is None or now_ms < self._isr_retry_at_ms.get(key, 0):
             return
         isr = hosted.begin_isr_change(now_ms, self.lag_time_max_ms, fetched_by)
         if isr is None:
@@ -150,8 +158,10 @@ class ReplicaManager:
                         hosted.index, exc)
             state = None
         if state is None:
+            self._isr_retry_at_ms[(hosted.topic, hosted.index)] = self._clock_ms() + ISR_RETRY_MS
             hosted.isr_change_done(epoch, None, version)
         else:
+            self._isr_retry_at_ms.pop((hosted.topic, hosted.index), None)
             hosted.isr_change_done(state.leader_epoch, tuple(state.isr), state.zk_version)
 
     async def close(self) -> None:

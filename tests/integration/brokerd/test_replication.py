@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -98,6 +99,10 @@ def segment_bytes(broker: BrokerProcess) -> bytes:
                     for path in sorted(Path(broker.log_dir, f"{TOPIC}-0").glob("*.log")))
 
 
+def same_log(follower: BrokerProcess, leader: BrokerProcess) -> bool:
+    return segment_bytes(follower) == segment_bytes(leader)
+
+
 @pytest.fixture
 def cluster(start_broker: Callable[..., BrokerProcess]) -> dict[int, BrokerProcess]:
     brokers = {broker_id: start_broker(broker_id, replica_lag_time_max_ms=str(LAG_MS),
@@ -107,7 +112,7 @@ def cluster(start_broker: Callable[..., BrokerProcess]) -> dict[int, BrokerProce
     futures = admin.create_topics([NewTopic(TOPIC, 1, 3, config={"min.insync.replicas": "2"})])
     futures[TOPIC].result(10)
     for broker in brokers.values():
-        wait_for(lambda broker=broker: partition_metadata(broker), 10, "leaders everywhere")
+        wait_for(partial(partition_metadata, broker), 10, "leaders everywhere")
     return brokers
 
 
@@ -122,7 +127,7 @@ def test_acks_all_replicates_identical_batches_and_a_dead_follower_leaves_and_re
     assert sorted(offsets) == list(range(500))
     assert list_latest(leader) == 500  # acknowledged means committed
     for follower in followers:
-        wait_for(lambda f=follower: segment_bytes(f) == segment_bytes(leader), 10,
+        wait_for(partial(same_log, follower, leader), 10,
                  f"broker {follower.broker_id}'s log to equal the leader's")
 
     # An idle follower dies: the leader drops it from the ISR after the lag time.
@@ -141,7 +146,7 @@ def test_acks_all_replicates_identical_batches_and_a_dead_follower_leaves_and_re
              15, "the restarted follower to rejoin the ISR")
     offsets = produce(leader.bootstrap, 10, acks="all")
     assert sorted(offsets) == list(range(500, 510))
-    wait_for(lambda: segment_bytes(dead) == segment_bytes(leader), 10,
+    wait_for(partial(same_log, dead, leader), 10,
              "the rejoined follower's log to equal the leader's")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -139,20 +140,25 @@ def test_follower_appends_leader_batches_and_caps_the_high_watermark(tmp_path: P
 @pytest.mark.parametrize("store_answer", ["written", "conflict", "error"])
 def test_manager_proposes_through_the_isr_store_one_at_a_time(tmp_path: Path,
                                                               store_answer: str) -> None:
+    @dataclass(frozen=True)
+    class State:
+        leader_epoch: int
+        isr: tuple[int, ...]
+        zk_version: int
+
     class Store:
         def __init__(self) -> None:
             self.calls: list[tuple[str, int, int, tuple[int, ...], int]] = []
 
         async def update_isr(self, topic: str, partition: int, leader_epoch: int,
-                             isr: tuple[int, ...], zk_version: int) -> object:
+                             isr: tuple[int, ...], zk_version: int) -> State | None:
             self.calls.append((topic, partition, leader_epoch, isr, zk_version))
             await asyncio.sleep(0)
             if store_answer == "error":
                 raise ConnectionError("zookeeper away")
             if store_answer == "conflict":
                 return None
-            return type("State", (), {"leader_epoch": leader_epoch, "isr": isr,
-                                      "zk_version": zk_version + 1})()
+            return State(leader_epoch, isr, zk_version + 1)
 
     async def scenario() -> tuple[Store, Partition]:
         now = [0]
@@ -166,10 +172,18 @@ def test_manager_proposes_through_the_isr_store_one_at_a_time(tmp_path: Path,
         manager.check_isrs()
         manager.check_isrs()  # in flight: no second write
         await asyncio.sleep(0.01)
+        now[0] = 1600
+        manager.check_isrs()  # written: nothing left to do; else: backing off
+        await asyncio.sleep(0.01)
+        assert len(store.calls) == 1
+        now[0] = 2100
+        manager.check_isrs()  # retried after the back-off unless it was written
+        await asyncio.sleep(0.01)
         return store, hosted
 
     store, hosted = asyncio.run(scenario())
-    assert store.calls == [("t", 0, 3, (1,), 5)]  # 2 and 3 both lag past 1000 ms
+    expected_calls = 1 if store_answer == "written" else 2
+    assert store.calls == [("t", 0, 3, (1,), 5)] * expected_calls  # 2 and 3 both lag
     assert hosted.proposed_isr is None
     expected = ((1,), 6) if store_answer == "written" else ((1, 2, 3), 5)
     assert (hosted.isr, hosted.zk_version) == expected

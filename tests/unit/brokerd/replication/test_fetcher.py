@@ -1,0 +1,99 @@
+"""The follower fetcher's decisions against a scripted leader (no sockets): truncation
+before the first fetch of an epoch, appends, out-of-range restarts, parked errors."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Any
+
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.protocol.records import build_batch
+from brokerd.replication.fetcher import FetchSettings, ReplicaFetcher, _Fetching
+from brokerd.replication.partition import Partition
+from brokerd.replication.throttle import ByteRateLimit
+from brokerd.storage import LogConfig, LogManager
+
+
+def batch(count: int) -> memoryview:
+    return memoryview(build_batch([(None, b"v", [], 1_700_000_000_000)] * count))
+
+
+class ScriptedLeader:
+    """Answers each request with the next scripted per-partition answer, recording bodies."""
+
+    def __init__(self, *answers: dict[str, Any]) -> None:
+        self.answers = list(answers)
+        self.requests: list[tuple[int, dict[str, Any]]] = []
+
+    async def request(self, api_key: int, version: int, body: dict[str, Any],
+                      extra_wait_s: float = 0.0) -> dict[str, Any]:
+        self.requests.append((api_key, body))
+        answer = self.answers.pop(0)
+        if api_key == ApiKey.OFFSET_FOR_LEADER_EPOCH:
+            return {"topics": [{"topic": "t", "partitions": [{"partition": 0, **answer}]}]}
+        return {"responses": [{"topic": "t", "partitions": [{"partition_index": 0, **answer}]}]}
+
+
+def follower(tmp_path: Path, epochs: tuple[tuple[int, int], ...] = ()) -> Partition:
+    """A follower of broker 1 in epoch 5 whose log holds ``(epoch, records)`` batches."""
+    log = LogManager([tmp_path], LogConfig()).get_or_create("t", 0, LogConfig())
+    for epoch, count in epochs:
+        log.append_as_leader(batch(count), epoch)
+    partition = Partition("t", 0, uuid.uuid4(), log, broker_id=2)
+    partition.become_follower(1, 5, (1, 2), (1, 2), 0)
+    return partition
+
+
+def run(partition: Partition, leader: ScriptedLeader, rounds: int) -> ReplicaFetcher:
+    async def scenario() -> ReplicaFetcher:
+        fetcher = ReplicaFetcher(1, FetchSettings(2), lambda _: None, ByteRateLimit())
+        fetcher.partitions[("t", 0)] = _Fetching(partition, partition.leader_epoch)
+        for _ in range(rounds):
+            await fetcher._truncate(leader)  # type: ignore[arg-type]
+            await fetcher._fetch(leader)  # type: ignore[arg-type]
+        return fetcher
+    return asyncio.run(scenario())
+
+
+def test_a_divergent_tail_is_truncated_at_the_leaders_end_of_the_older_epoch(tmp_path: Path
+                                                                             ) -> None:
+    partition = follower(tmp_path / "f", ((1, 5), (2, 3)))  # 0-4 in epoch 1, 5-7 in 2
+    leader_log = LogManager([tmp_path / "l"], LogConfig()).get_or_create("t", 0, LogConfig())
+    leader_log.append_as_leader(batch(5), 1)
+    leader_log.append_as_leader(batch(4), 5)  # the leader's 5-8, written in epoch 5
+    leader = ScriptedLeader({"error_code": 0, "leader_epoch": 1, "end_offset": 5},
+                            {"error_code": 0, "high_watermark": 9, "log_start_offset": 0,
+                             "records": leader_log.read(5, 1 << 20).read()})
+    run(partition, leader, 1)
+    epoch_request = leader.requests[0][1]
+    assert epoch_request["replica_id"] == 2
+    assert epoch_request["topics"][0]["partitions"][0] == {
+        "partition": 0, "current_leader_epoch": 5, "leader_epoch": 2}
+    fetch_request = leader.requests[1][1]["topics"][0]["partitions"][0]
+    assert fetch_request["fetch_offset"] == 5 and fetch_request["current_leader_epoch"] == 5
+    assert (partition.log_end_offset, partition.high_watermark) == (9, 9)
+    assert partition.log.leader_epoch_cache.entries == [(1, 0), (5, 5)]
+
+
+def test_a_follower_behind_the_leaders_log_start_restarts_there(tmp_path: Path) -> None:
+    partition = follower(tmp_path, ((1, 3),))
+    leader = ScriptedLeader({"error_code": 0, "leader_epoch": 1, "end_offset": 3},
+                            {"error_code": ErrorCode.OFFSET_OUT_OF_RANGE, "high_watermark": 200,
+                             "log_start_offset": 100, "records": None},
+                            {"error_code": 0, "high_watermark": 200, "log_start_offset": 100,
+                             "records": None})
+    run(partition, leader, 2)
+    assert (partition.log_start_offset, partition.log_end_offset) == (100, 100)
+    assert leader.requests[2][1]["topics"][0]["partitions"][0]["fetch_offset"] == 100
+
+
+def test_a_fenced_partition_is_parked_and_a_follower_without_epochs_keeps_its_hw(
+        tmp_path: Path) -> None:
+    partition = follower(tmp_path)
+    leader = ScriptedLeader({"error_code": ErrorCode.FENCED_LEADER_EPOCH, "high_watermark": -1,
+                             "log_start_offset": -1, "records": None})
+    fetcher = run(partition, leader, 2)
+    assert [api for api, _ in leader.requests] == [ApiKey.FETCH]  # no epoch: no question
+    assert fetcher.partitions[("t", 0)].parked_until > 0
