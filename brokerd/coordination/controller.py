@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import NoNodeError
 
 from brokerd.coordination import election, writes, znodes
 from brokerd.coordination.assignment import initial_state
@@ -249,28 +249,21 @@ class Controller:
     # ---- shared -----------------------------------------------------------------------
 
     def _initialize(self, changed: dict[str, set[int] | None]) -> None:
-        """First leadership of partitions without a state node (new topics/partitions),
-        pipelined.  Not fenced: a create cannot conflict with a newer controller's state
-        (whoever creates first wins, the other sees NodeExists)."""
+        """First leadership of partitions without a state node (new topics/partitions):
+        the first live replica leads, the live replicas are the ISR."""
         live = self.eligible | ({self._broker_id} - self.shutting_down)
-        pending = []
+        states: dict[PartitionKey, PartitionState] = {}
         for name, parts in changed.items():
             topic = self._cache.topics.get(name)
             if topic is None:
                 continue
             for partition in self._partitions(name, parts):
-                if partition in topic.states:
-                    continue
-                state = initial_state(topic.replicas[partition], live, self.epoch)
-                if state is not None:
-                    path = znodes.partition_state_path(name, partition)
-                    pending.append(self._client.create_async(path, state.encode(),
-                                                             makepath=True))
-        for result in pending:
-            try:
-                result.get()
-            except NodeExistsError:
-                pass  # a previous controller got there first; the watch brings its state
+                if partition not in topic.states:
+                    state = initial_state(topic.replicas[partition], live, self.epoch)
+                    if state is not None:
+                        states[(name, partition)] = state
+        if states:
+            writes.create_states(self._client, states)
 
     def _apply(self, keys: Iterable[PartitionKey], decide: Decide) -> int:
         """Decide and write ``keys`` in one batch; re-read and re-decide conflicts.
@@ -292,7 +285,7 @@ class Controller:
             if not changes:
                 break
             try:
-                written, conflicts = writes.write_states_fenced(
+                written, stale, rolled_back = writes.write_states_fenced(
                     self._client, self._epoch_version, changes)
             except writes.ControllerFencedError:
                 log.warning("broker %d is no longer the controller (epoch %d fenced)",
@@ -305,11 +298,11 @@ class Controller:
                 leaders_changed += state.leader != previous[(name, partition)]
             for name, states in by_topic.items():
                 self._cache.put_states(name, states)
-            if not conflicts:
+            for name in {name for name, _ in stale}:
+                self._cache.read(name, {p for n, p in stale if n == name})
+            pending = stale + rolled_back
+            if not pending:
                 break
-            for name in {name for name, _ in conflicts}:
-                self._cache.read(name, {p for n, p in conflicts if n == name})
-            pending = conflicts
         return leaders_changed
 
     def _all_keys(self) -> list[PartitionKey]:

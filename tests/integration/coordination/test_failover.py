@@ -4,6 +4,7 @@ ends, and a newly elected controller repairs what its dead predecessor led."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 
 import pytest
@@ -117,16 +118,17 @@ def test_no_live_isr_member_leaves_the_partition_offline_unless_unclean(
 
 
 def test_a_deposed_controllers_writes_are_fenced(zk: KazooClient) -> None:
-    zk.ensure_path("/brokers/topics/t/partitions/0")
     epoch, epoch_version = writes.bump_controller_epoch(zk)
-    state = PartitionState(1, 0, (1, 2), epoch)
-    zk.create(znodes.partition_state_path("t", 0), state.encode())
+    writes.create_states(zk, {("t", p): PartitionState(1, 0, (1, 2), epoch) for p in (0, 1)})
     current = read_state(zk, "t", 0)
     moved = PartitionState(2, 1, (2,), epoch, current.zk_version)
 
-    written, conflicts = writes.write_states_fenced(
-        zk, epoch_version, {("t", 0): PartitionState(1, 0, (1,), epoch, 7)})
-    assert (written, conflicts) == ({}, [("t", 0)])  # stale zk_version: re-read
+    written, stale, rolled_back = writes.write_states_fenced(zk, epoch_version, {
+        ("t", 0): PartitionState(1, 0, (1,), epoch, 7), ("t", 1): moved})
+    assert (written, stale, rolled_back) == ({}, [("t", 0)], [("t", 1)])
+    written, stale, rolled_back = writes.write_states_fenced(zk, epoch_version, {
+        ("t", 1): moved})
+    assert written == {("t", 1): dataclasses.replace(moved, zk_version=1)}
 
     writes.bump_controller_epoch(zk)  # a successor was elected
     with pytest.raises(writes.ControllerFencedError):
