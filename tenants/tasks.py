@@ -2,8 +2,8 @@
 
 Each task names an entity, not a change: it publishes whatever the database holds for it
 when it runs (see ``publication``), so tasks are idempotent and retries are harmless.
-ZooKeeper errors (connection loss, session expiry) and "no brokers to place a topic on" are
-retried with exponential backoff.
+ZooKeeper errors (connection loss, session expiry), a busy or unreachable database and "no
+brokers to place a topic on" are retried with exponential backoff.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.db import OperationalError
 from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
@@ -18,7 +19,7 @@ from . import publication, reassignments
 from .zookeeper import client
 
 log = logging.getLogger(__name__)
-RETRYABLE = (KazooException, KazooTimeoutError, ValueError, OSError)
+RETRYABLE = (KazooException, KazooTimeoutError, ValueError, OSError, OperationalError)
 RETRY = {"autoretry_for": RETRYABLE, "retry_backoff": 1, "retry_backoff_max": 30, "max_retries": 20}
 
 

@@ -59,10 +59,19 @@ def admin_api(make_tenant_admin) -> Callable[[Tenant], APIClient]:  # type: igno
 
 
 def wait_for(predicate: Callable[[], object], timeout: float = 15.0) -> object:
-    """Poll until predicate() is truthy (the Celery worker publishes asynchronously)."""
+    """Poll until predicate() is truthy (the Celery worker publishes asynchronously).
+
+    On the in-memory SQLite test database (shared cache) a read fails at once with "database
+    table is locked" while the worker thread writes; such a poll counts as "not yet".
+    """
+    from django.db import OperationalError
+
     deadline = time.monotonic() + timeout
     while True:
-        value = predicate()
+        try:
+            value = predicate()
+        except OperationalError:
+            value = None
         if value:
             return value
         if time.monotonic() > deadline:

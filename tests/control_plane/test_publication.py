@@ -112,3 +112,28 @@ def test_acls_are_published_in_kafka_format(acme_api, zk) -> None:  # type: igno
 
     assert acme_api.delete(f"/api/v1/tenants/acme/acls/{granted.json()['id']}/").status_code == 204
     wait_for(lambda: not zk.exists(path))
+
+
+def test_default_replication_factor_is_capped_at_live_brokers(acme_api, zk) -> None:  # type: ignore[no-untyped-def]
+    from tenants.models import Topic
+
+    zk.create("/brokers/ids/1", b"{}", makepath=True, ephemeral=True)
+    assert acme_api.post("/api/v1/tenants/acme/topics/", {"name": "solo", "partitions": 2},
+                         format="json").json()["replication_factor"] is None
+    assert wait_for(lambda: _json(zk, "/brokers/topics/acme.solo"))["partitions"] == {"0": [1], "1": [1]}
+    assert _json(zk, "/config/topics/acme.solo") == {"version": 1, "config": {}}
+    assert Topic.objects.get(name="solo").replication_factor == 1
+
+    for broker_id in (2, 3, 4):
+        zk.create(f"/brokers/ids/{broker_id}", b"{}", ephemeral=True)
+    created = acme_api.post("/api/v1/tenants/acme/topics/", {"name": "wide", "partitions": 4},
+                            format="json")
+    assert created.status_code == 201, created.content
+    wide = wait_for(lambda: _json(zk, "/brokers/topics/acme.wide"))["partitions"]
+    assert {len(replicas) for replicas in wide.values()} == {3}
+    assert _json(zk, "/config/topics/acme.wide")["config"] == {"min.insync.replicas": "2"}
+    assert wait_for(lambda: Topic.objects.get(name="wide").replication_factor == 3)
+
+    acme_api.post("/api/v1/tenants/acme/topics/", {"name": "own", "partitions": 1,
+                                                   "configs": {"min.insync.replicas": "3"}}, format="json")
+    assert wait_for(lambda: _json(zk, "/config/topics/acme.own"))["config"] == {"min.insync.replicas": "3"}

@@ -40,6 +40,7 @@ def cluster(publishing, zk, make_tenant, operator_api):  # type: ignore[no-untyp
     for broker_id in (1, 2, 3, 4):
         zk.create(f"/brokers/ids/{broker_id}", b"{}", makepath=True, ephemeral=True)
     make_tenant("acme")
+    wait_for(lambda: zk.exists("/tenants/acme"))  # one writer at a time on the SQLite test database
     created = operator_api.post("/api/v1/tenants/acme/topics/",
                                 {"name": "orders", "partitions": 2, "replication_factor": 3},
                                 format="json")
@@ -84,6 +85,7 @@ def test_post_writes_kafkas_request_and_throttle_refuses_a_moving_partition(
                              format="json").status_code == 201
     wait_for(lambda: len(_json(zk, REQUEST)["partitions"]) == 2)
     assert _json(zk, REQUEST)["partitions"][0]["replicas"] == target
+    wait_for(lambda: Reassignment.objects.filter(state=Reassignment.RUNNING).count() == 2)
 
     # a partition some other tool is moving counts as moving too
     Reassignment.objects.all().delete()
