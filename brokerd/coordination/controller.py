@@ -27,7 +27,7 @@ from kazoo.exceptions import NoNodeError
 
 from brokerd.coordination import election, writes, znodes
 from brokerd.coordination.assignment import initial_state
-from brokerd.coordination.topic_cache import TopicCache
+from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
 from brokerd.coordination.writes import PartitionKey
 from brokerd.coordination.znodes import PartitionRequest, PartitionState, TopicMetadata
 
@@ -64,15 +64,15 @@ class Controller:
     def resume(self) -> None:
         """A new controller's first pass: repair every partition (leaders lost while no
         controller ran), then pick up pending requests."""
-        self.topics_read({name: None for name in self._cache.topics})
+        self.topics_read({name: {ASSIGNMENT} for name in self._cache.topics})
         self.handle_shutdowns()
         self.reassign(writes.pending_requests(self._client, znodes.REASSIGN_PARTITIONS))
         self.elect_preferred(writes.pending_requests(self._client, znodes.PREFERRED_ELECTION))
 
     # ---- failover ---------------------------------------------------------------------
 
-    def topics_read(self, changed: dict[str, set[int] | None]) -> None:
-        """After the cache re-read ``changed`` (None: whole topic): give new partitions
+    def topics_read(self, changed: dict[str, set[int]]) -> None:
+        """After the cache re-read ``changed`` (topic cache keys per topic): give new partitions
         their first leader, repair partitions whose leader is gone, and advance
         reassignments whose ISR grew."""
         if not self.active:
@@ -92,7 +92,7 @@ class Controller:
         if elected:
             log.info("elected %d leaders in %.1f ms", elected,
                      (time.monotonic() - started) * 1000)
-        self._initialize({name: None for name in self._cache.topics})
+        self._initialize({name: {ASSIGNMENT} for name in self._cache.topics})
 
     def repair(self, keys: Iterable[PartitionKey]) -> int:
         """Apply :func:`election.elect_on_change`; returns how many leaders changed."""
@@ -183,7 +183,7 @@ class Controller:
             updated = znodes.TopicAssignment(assignment.topic_id, replicas, adding, removing)
             if updated == assignment or self._write_assignment(name, updated):
                 return done
-            self._cache.read(name, None)
+            self._cache.read(name, {ASSIGNMENT})
         return set()
 
     def _reassigning(self, name: str) -> bool:
@@ -235,7 +235,7 @@ class Controller:
             if self._write_assignment(name, updated):
                 log.info("reassignment of %s partitions %s done", name, sorted(done))
                 return {(name, p) for p in done}
-            self._cache.read(name, None)
+            self._cache.read(name, {ASSIGNMENT})
         return set()
 
     def _write_assignment(self, name: str, assignment: znodes.TopicAssignment) -> bool:
@@ -248,7 +248,7 @@ class Controller:
 
     # ---- shared -----------------------------------------------------------------------
 
-    def _initialize(self, changed: dict[str, set[int] | None]) -> None:
+    def _initialize(self, changed: dict[str, set[int]]) -> None:
         """First leadership of partitions without a state node (new topics/partitions):
         the first live replica leads, the live replicas are the ISR."""
         live = self.eligible | ({self._broker_id} - self.shutting_down)
@@ -308,10 +308,12 @@ class Controller:
     def _all_keys(self) -> list[PartitionKey]:
         return [(name, p) for name, topic in self._cache.topics.items() for p in topic.replicas]
 
-    def _partitions(self, name: str, parts: set[int] | None) -> list[int]:
+    def _partitions(self, name: str, parts: set[int]) -> list[int]:
+        """The partitions ``parts`` (topic cache keys) stands for: the assignment or the
+        config changed means all of them (both can change who may lead)."""
         topic = self._cache.topics.get(name)
         if topic is None:
             return []
-        if parts is None or any(p < 0 for p in parts):
+        if any(p < 0 for p in parts):
             return list(topic.replicas)
         return [p for p in parts if p in topic.replicas]

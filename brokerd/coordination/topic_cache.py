@@ -58,11 +58,11 @@ class TopicCache:
         self.topics.clear()
         self.versions.clear()
 
-    def read(self, name: str, keys: set[int] | None) -> TopicMetadata | None:
-        """Re-read what ``keys`` names (None: the whole topic) and return the topic's new
-        metadata, or None when the topic is gone.  A topic not cached yet is read whole."""
+    def read(self, name: str, keys: set[int]) -> TopicMetadata | None:
+        """Re-read what ``keys`` names and return the topic's new metadata, or None when
+        the topic is gone.  A topic not cached yet is read whole."""
         current = self.topics.get(name)
-        if current is None or keys is None or ASSIGNMENT in keys:
+        if current is None or ASSIGNMENT in keys:
             return self._read_topic(name, current)
         config = self._read_config(name) if CONFIG in keys else current.config
         partitions = [k for k in keys if k >= 0 and k in current.replicas]

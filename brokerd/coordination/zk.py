@@ -121,7 +121,7 @@ class ZkCoordinator:
         self._topics = TopicCache(self._client, self._topic_event)
         self._controller = Controller(self._client, self._topics, registration.broker_id)
         # Coalescing of topic watch events (kazoo threads) into flushes (worker thread).
-        self._dirty: dict[str, set[int] | None] = {}
+        self._dirty: dict[str, set[int]] = {}
         self._dirty_lock = threading.Lock()
         self._flush_queued = False
         self._broker_config: dict[str, dict[str, str]] = {}
@@ -401,10 +401,7 @@ class ZkCoordinator:
         """Any thread: mark ``key`` of ``name`` dirty; the first mark of a burst queues
         the flush, later ones just join it."""
         with self._dirty_lock:
-            if name not in self._dirty:
-                self._dirty[name] = {key}
-            elif self._dirty[name] is not None:
-                self._dirty[name].add(key)  # type: ignore[union-attr]
+            self._dirty.setdefault(name, set()).add(key)
             if self._flush_queued:
                 return
             self._flush_queued = True
@@ -416,9 +413,9 @@ class ZkCoordinator:
         with self._dirty_lock:
             dirty, self._dirty = self._dirty, {}
             self._flush_queued = False
-        changed: dict[str, set[int] | None] = {}
+        changed: dict[str, set[int]] = {}
         for name, keys in dirty.items():
-            if keys is not None and ASSIGNMENT not in keys and not self._topics.known(name):
+            if ASSIGNMENT not in keys and not self._topics.known(name):
                 continue  # a partition of a deleted topic
             metadata = self._topics.read(name, keys)
             self._post(self._events.topic_changed, name, metadata)
