@@ -134,3 +134,28 @@ def test_a_deposed_controllers_writes_are_fenced(zk: KazooClient) -> None:
     with pytest.raises(writes.ControllerFencedError):
         writes.write_states_fenced(zk, epoch_version, {("t", 0): moved})
     assert read_state(zk, "t", 0) == current
+
+
+def test_expired_session_re_registers_and_re_reads(zk_connect: str, zk: KazooClient) -> None:
+    async def scenario() -> None:
+        controller, events = await start_broker(zk_connect, 1)
+        other, other_events = await start_broker(zk_connect, 2)
+        try:
+            await events.until(lambda: set(events.brokers) == {1, 2})
+            await controller.create_topic("t", {0: (2, 1)}, {}, uuid.uuid4())
+            await other_events.until(lambda: bool(getattr(other_events.topics.get("t"),
+                                                          "states", {})))
+            assert read_state(zk, "t", 0).leader == 2
+
+            hosts, chroot = zk_connect.split("/", 1)
+            thief = KazooClient(hosts=f"{hosts}/{chroot}", client_id=other._client.client_id)
+            await asyncio.to_thread(thief.start)  # same session, then closed: it expires
+            await asyncio.to_thread(thief.stop)
+            await other_events.until(lambda: other_events.topics["t"].states[0].leader == 1
+                                     and 2 in other_events.brokers, timeout=10)
+            assert read_state(zk, "t", 0).isr == (1,)
+        finally:
+            await other.close()
+            await controller.close()
+
+    asyncio.run(scenario())
