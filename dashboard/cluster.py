@@ -26,6 +26,9 @@ class BrokerInfo:
     rack: str | None = None
     is_controller: bool = False
     partitions_led: int = 0
+    replicas: int = 0  # partitions this broker holds a replica of
+    under_replicated_led: int = 0  # partitions it leads whose ISR lacks a replica
+    out_of_sync: int = 0  # its replicas of led partitions that are not in the ISR
 
 
 @dataclass
@@ -37,6 +40,8 @@ class ClusterView:
     partitions: int = 0
     under_replicated: list[str] = field(default_factory=list)
     offline: list[str] = field(default_factory=list)
+    # led by a replica other than the preferred (first) one: what a preferred election fixes
+    not_preferred: list[tuple[str, int]] = field(default_factory=list)
 
 
 def summarize(registrations: dict[int, bytes], controller: bytes | None,
@@ -45,7 +50,9 @@ def summarize(registrations: dict[int, bytes], controller: bytes | None,
     """Pure: the cluster view from znode contents.
 
     A partition is offline when it has no live leader, under-replicated when its ISR is smaller
-    than its replica list (Kafka's definitions).
+    than its replica list (Kafka's definitions).  Per broker: replicas held, partitions led, and
+    of those the under-replicated ones; a replica is out of sync when its partition has a live
+    leader and the ISR does not name it.
     """
     controller_id = decode(controller).get("brokerid")
     brokers: dict[int, BrokerInfo] = {}
@@ -59,15 +66,21 @@ def summarize(registrations: dict[int, bytes], controller: bytes | None,
             view.partitions += 1
             name = f"{topic}-{partition}"
             for replica in replicas:
-                brokers.setdefault(replica, BrokerInfo(replica, up=False))
+                brokers.setdefault(replica, BrokerInfo(replica, up=False)).replicas += 1
             state = decode(states.get((topic, int(partition))))
             leader = state.get("leader", NO_LEADER)
             if leader == NO_LEADER or leader not in registrations:
                 view.offline.append(name)
                 continue
             brokers[leader].partitions_led += 1
-            if len(state.get("isr", [])) < len(replicas):
+            if replicas and leader != replicas[0]:
+                view.not_preferred.append((topic, int(partition)))
+            isr = state.get("isr", [])
+            for replica in set(replicas) - set(isr):
+                brokers[replica].out_of_sync += 1
+            if len(isr) < len(replicas):
                 view.under_replicated.append(name)
+                brokers[leader].under_replicated_led += 1
     view.brokers = sorted(brokers.values(), key=lambda b: b.broker_id)
     return view
 

@@ -103,3 +103,21 @@ class ResetOffsetsForm(forms.Form):
             strategy=data["strategy"], topic=data["topic"], partition=data.get("partition"),
             offset=data.get("offset"),
             timestamp_ms=int(timestamp.timestamp() * 1000) if timestamp else None)
+
+
+class ReassignmentForm(forms.Form):
+    """A move of one partition; the service checks it against the cluster as ZooKeeper shows it."""
+
+    topic = forms.CharField(max_length=249, help_text="physical name, e.g. acme.orders")
+    partition = forms.IntegerField(min_value=0)
+    replicas = forms.RegexField(r"^\s*\d+(\s*,\s*\d+)*\s*$", max_length=100,
+                                help_text="target broker ids, e.g. 2,3,1 (first = preferred leader)",
+                                error_messages={"invalid": "broker ids separated by commas"})
+    throttle = forms.IntegerField(min_value=1, required=False, label="Throttle (bytes/s)",
+                                  help_text="empty: not throttled")
+
+    def clean_replicas(self) -> list[int]:
+        replicas = [int(b) for b in self.cleaned_data["replicas"].split(",")]
+        if len(set(replicas)) != len(replicas):
+            raise forms.ValidationError("broker ids must be distinct")
+        return replicas

@@ -30,4 +30,5 @@ urlpatterns = [
     path("ops/tenants/", operator.tenants, name="ops-tenants"),
     path("ops/tenants/<slug:slug>/status/", operator.tenant_status, name="ops-tenant-status"),
     path("ops/brokers/", operator.brokers, name="ops-brokers"),
+    path("ops/brokers/preferred-election/", operator.preferred_election, name="ops-preferred-election"),
 ]

@@ -1,4 +1,4 @@
-"""Operators' pages: all tenants (create, suspend, resume) and the brokers' health."""
+"""Operators' pages: all tenants (create, suspend, resume), the brokers' health and partition moves."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
 from tenants import services
-from tenants.models import Tenant
+from tenants.models import Reassignment, Tenant
+from tenants.reassignment import MoveConflict
+from tenants.reassignments import read_facts
 from tenants.zookeeper import client
 
 from ..cluster import read_cluster
-from ..forms import TenantForm
+from ..forms import ReassignmentForm, TenantForm
 from ..quota_usage import ClusterUsage, scrape
 from .common import operator_view, run_service
 
@@ -46,13 +48,57 @@ def tenant_status(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("dashboard:ops-tenants")
 
 
+ZOOKEEPER_ERRORS = (KazooException, KazooTimeoutError)  # the latter: could not connect at all
+RECENT_REASSIGNMENTS = 50
+
+
 @operator_view
 def brokers(request: HttpRequest) -> HttpResponse:
+    """Brokers, partition health per broker, throttled clients, and partition moves (start one)."""
+    form = ReassignmentForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        if _start_reassignment(request, form):
+            return redirect("dashboard:ops-brokers")
     try:
         zk = client()
         view, usage, error = read_cluster(zk), scrape(zk), ""
-    except (KazooException, KazooTimeoutError) as exc:  # the latter: could not connect at all
+    except ZOOKEEPER_ERRORS as exc:
         view, usage, error = None, ClusterUsage(), f"ZooKeeper is unreachable: {exc}"
     return render(request, "dashboard/ops_brokers.html", {
         "cluster": view, "error": error, "throttled": usage.throttled(),
-        "unreachable": usage.unreachable})
+        "unreachable": usage.unreachable, "form": form,
+        "reassignments": Reassignment.objects.select_related("created_by")[:RECENT_REASSIGNMENTS]})
+
+
+def _start_reassignment(request: HttpRequest, form: ReassignmentForm) -> bool:
+    data = form.cleaned_data
+    try:
+        facts = read_facts(client(), [data["topic"]])
+        move = run_service(form, services.create_reassignment, request.user, facts, **data)
+    except ZOOKEEPER_ERRORS as exc:
+        form.add_error(None, f"ZooKeeper is unreachable: {exc}")
+        return False
+    except MoveConflict as exc:
+        form.add_error(None, str(exc))
+        return False
+    if move is not None:
+        messages.success(request, f"Reassignment of {move.topic}-{move.partition} to {move.replicas} "
+                                  "requested.")
+    return move is not None
+
+
+@require_POST
+@operator_view
+def preferred_election(request: HttpRequest) -> HttpResponse:
+    """Move leadership back to the preferred replica of every partition led by another one."""
+    try:
+        zk = client()
+        partitions = read_cluster(zk).not_preferred
+        if partitions:
+            services.request_preferred_election(
+                request.user, read_facts(zk, [t for t, _ in partitions]), partitions)
+        messages.success(request, f"Preferred-leader election requested for {len(partitions)} "
+                                  "partition(s).")
+    except ZOOKEEPER_ERRORS as exc:
+        messages.error(request, f"ZooKeeper is unreachable: {exc}")
+    return redirect("dashboard:ops-brokers")

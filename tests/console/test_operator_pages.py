@@ -67,6 +67,12 @@ def test_cluster_summary_rules() -> None:
     assert brokers[2].is_controller and brokers[2].partitions_led == 1
     assert not brokers[3].up  # named in an assignment, not registered
     assert view.under_replicated == ["t-1"] and view.offline == ["t-2"] and view.partitions == 3
+    assert [b.replicas for b in view.brokers] == [3, 2, 1]
+    assert (brokers[2].under_replicated_led, brokers[1].out_of_sync) == (1, 1)
+    assert view.not_preferred == []
+    moved = summarize({1: b"{}", 2: b"{}"}, None, {"t": b'{"partitions":{"0":[1,2]}}'},
+                      {("t", 0): b'{"leader":2,"isr":[1,2]}'})
+    assert moved.not_preferred == [("t", 0)] and moved.under_replicated == []
 
 
 def test_brokers_page_says_when_zookeeper_is_unreachable(operator_client: Client, settings,  # type: ignore[no-untyped-def]
@@ -81,3 +87,38 @@ def test_brokers_page_says_when_zookeeper_is_unreachable(operator_client: Client
     monkeypatch.setattr(operator, "client", unreachable)
     page = operator_client.get("/ops/brokers/")
     assert page.status_code == 200 and "ZooKeeper is unreachable" in page.content.decode()
+
+
+def test_operator_starts_a_reassignment_and_sees_it_with_per_broker_health(  # type: ignore[no-untyped-def]
+        operator_client: Client, admin_client_for, acme, settings, zk_connect: str, zk) -> None:
+    from tenants.models import Reassignment
+    from tenants.zookeeper import close_all
+
+    settings.ZOOKEEPER_CONNECT = zk_connect
+    for broker_id in (1, 2, 3):
+        zk.create(f"/brokers/ids/{broker_id}", b"{}", makepath=True)
+    zk.create("/brokers/topics/acme.orders", b'{"partitions":{"0":[1,2],"1":[2,1]}}', makepath=True)
+    zk.create("/brokers/topics/acme.orders/partitions/0/state", b'{"leader":2,"isr":[1,2]}',
+              makepath=True)
+    zk.create("/brokers/topics/acme.orders/partitions/1/state", b'{"leader":2,"isr":[2]}',
+              makepath=True)
+    form = {"topic": "acme.orders", "partition": "0", "replicas": "3, 2", "throttle": "1000"}
+    try:
+        assert operator_client.post("/ops/brokers/", form).status_code == 302
+        again = operator_client.post("/ops/brokers/", {**form, "replicas": "1,3"}).content.decode()
+        unknown = operator_client.post("/ops/brokers/", {**form, "partition": "1", "replicas": "1,7"})
+        page = operator_client.get("/ops/brokers/").content.decode()
+        elected = operator_client.post("/ops/brokers/preferred-election/")
+    finally:
+        close_all()
+    assert "already being reassigned" in again
+    assert "brokers [7] are not registered" in unknown.content.decode()
+    move = Reassignment.objects.get()
+    assert (move.replicas, move.original_replicas, move.throttle) == ([3, 2], [1, 2], 1000)
+    assert move.state == Reassignment.PENDING  # no worker here: on_commit tasks do not run
+    assert "acme.orders-0" in page and "1000 B/s" in page and "pending" in page
+    assert "1 not led by their preferred replica" in page and 'id="preferred-election"' in page
+    assert elected.status_code == 302
+    assert AuditEvent.objects.get(action="leader_election.request").target == "acme.orders-0"
+    assert admin_client_for(acme).post("/ops/brokers/", form).status_code == 404
+    assert Reassignment.objects.count() == 1
