@@ -16,7 +16,16 @@ export BOOTSTRAP_SERVERS=${BOOTSTRAP_SERVERS:-$(seq -s, -f "127.0.0.1:%g" 9292 $
 export SSL_CA_LOCATION=${SSL_CA_LOCATION:-var/certs/ca.pem}
 
 scripts/certs.sh var/certs  # local CA + broker certificate for SASL_SSL (first start only)
-echo "ssl.keystore.location=var/certs/broker.pem" > var/broker-security.properties
+# Replication: RF 3 with min.insync.replicas 2 (acks=all survives one broker down); fewer local
+# brokers get RF = their number and min.insync.replicas 1, or no topic could be created.
+replication=$(( brokers < 3 ? brokers : 3 ))
+cat > var/broker.properties <<EOF
+ssl.keystore.location=var/certs/broker.pem
+default.replication.factor=$replication
+offsets.topic.replication.factor=$replication
+min.insync.replicas=$(( replication >= 3 ? 2 : 1 ))
+controlled.shutdown.enable=true
+EOF
 
 procfile=var/Procfile
 {
@@ -32,7 +41,7 @@ procfile=var/Procfile
   for id in $(seq 1 "$brokers"); do
     listeners="PLAINTEXT://127.0.0.1:$((9091 + id)),SASL_PLAINTEXT://127.0.0.1:$((9191 + id)),SASL_SSL://127.0.0.1:$((9291 + id))"
     echo "broker$id: scripts/await-zookeeper.sh $ZOOKEEPER_PORT .venv/bin/brokerd serve --broker-id $id --listeners $listeners" \
-         "--config var/broker-security.properties" \
+         "--config var/broker.properties" \
          "--zookeeper $ZOOKEEPER_CONNECT --log-dirs var/brokers/$id --metrics-port $((9100 + id))"
   done
 } > "$procfile"

@@ -20,3 +20,14 @@ def test_compose_runs_the_whole_service_from_one_build() -> None:
     app_services = ["web", "worker", "beat", "broker1", "broker2", "broker3"]
     assert {services[name]["image"] for name in app_services} == {"kafkasaas:latest"}
     assert all("brokerd serve" in services[f"broker{i}"]["command"] for i in (1, 2, 3))
+
+
+def test_compose_brokers_replicate_by_default() -> None:
+    services = yaml.safe_load((REPO_ROOT / "docker-compose.yml").read_text())["services"]
+    for name in ("broker1", "broker2", "broker3"):
+        broker = services[name]
+        script = " ".join(broker["entrypoint"])
+        assert "--config /tmp/broker.properties" in broker["command"]
+        for setting in ("default.replication.factor=3", "offsets.topic.replication.factor=3",
+                        "min.insync.replicas=2", "> /tmp/broker.properties"):
+            assert setting in script, (name, setting)
