@@ -108,21 +108,25 @@ def _active_throttle() -> int | None:
 
 
 def start(zk: KazooClient, reassignment_id: int) -> list[str]:
-    """Write one saved reassignment's request (and the throttle); mark it running."""
+    """Write one saved reassignment's request and mark it running.
+
+    The throttle goes first, as Kafka's reassignment tool does it, so the new replicas never
+    start catching up unthrottled; after a refusal the tracker lifts it again.
+    """
     move = Reassignment.objects.filter(pk=reassignment_id, state=Reassignment.PENDING).first()
     if move is None:
         return []
     changes = []
+    rate = _active_throttle()
+    if apply_throttle(zk, rate):
+        changes.append(f"throttle {rate} B/s" if rate else "throttle removed")
     try:
         if write_request(zk, {(move.topic, move.partition): move.replicas}):
             changes.append(f"requested {move}")
     except r.MoveConflict as exc:
         Reassignment.objects.filter(pk=move.pk).update(
             state=Reassignment.FAILED, progress=str(exc), finished_at=timezone.now())
-        return [f"refused {move}: {exc}"]
-    rate = _active_throttle()
-    if apply_throttle(zk, rate):
-        changes.append(f"throttle {rate} B/s" if rate else "throttle removed")
+        return [*changes, f"refused {move}: {exc}"]
     Reassignment.objects.filter(pk=move.pk, state=Reassignment.PENDING).update(
         state=Reassignment.RUNNING, started_at=timezone.now(), progress="requested")
     return changes

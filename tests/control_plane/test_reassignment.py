@@ -176,3 +176,12 @@ def test_preferred_leader_election_request(cluster, zk, operator_api) -> None:  
                                 {"partitions": [{"topic": "acme.orders", "partition": 5}]}, format="json")
     assert unknown.status_code == 400 and "partition" in unknown.json()
     assert AuditEvent.objects.filter(action="leader_election.request").count() == 1
+
+
+@pytest.mark.django_db
+def test_openapi_documents_the_cluster_endpoints(client) -> None:  # type: ignore[no-untyped-def]
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    assert {"post", "get"} <= schema["paths"]["/api/v1/reassignments/"].keys()
+    assert "409" in schema["paths"]["/api/v1/reassignments/"]["post"]["responses"]
+    assert "live" in schema["components"]["schemas"]["ReassignmentDetail"]["properties"]
+    assert "post" in schema["paths"]["/api/v1/preferred-leader-elections/"]
