@@ -164,9 +164,17 @@ class Broker:
         log.info("broker %d stopped in %.2fs", self.config.broker_id, time.monotonic() - started)
 
     async def _controlled_shutdown(self) -> None:
-        """Call site of controlled shutdown (``controlled.shutdown.enable``): the controller
-        moves this broker's leaderships away before it stops serving.  The coordinator's
-        ``controlled_shutdown(timeout_s)`` is wired here once it exists."""
+        """``controlled.shutdown.enable``: the controller moves this broker's leaderships
+        to other in-sync replicas while it still serves, so clients and followers switch
+        over without waiting for a session timeout.  Best effort: on failure we stop anyway
+        and the controller fails the partitions over when the session ends."""
+        if (not self.config.controlled_shutdown_enable or self.coordinator is None
+                or self._housekeeping is None):  # a start that failed leads nothing
+            return
+        timeout_s = self.config.controlled_shutdown_timeout_ms / 1000
+        if not await self.coordinator.controlled_shutdown(timeout_s):
+            log.warning("controlled shutdown incomplete after %.1f s; stopping anyway",
+                        timeout_s)
 
     async def _housekeep(self) -> None:
         """Quota metrics snapshot and flush by policy every second (the fsync in a worker
@@ -245,10 +253,7 @@ class Broker:
         state = metadata.states.get(partition)
         if state is None:
             return  # no leadership decided yet
-        # TopicMetadata gains adding_replicas with reassignments (coordination); until
-        # then no partition is being added anywhere.
-        adding: dict[int, tuple[int, ...]] = getattr(metadata, "adding_replicas", {})
-        throttled = me in adding.get(partition, ())
+        throttled = me in metadata.adding_replicas.get(partition, ())
         if (hosted is not None and previous is not None
                 and previous.states.get(partition) == state
                 and previous.replicas.get(partition) == replicas):
