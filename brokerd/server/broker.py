@@ -100,7 +100,10 @@ class Broker:
             self.config.metrics_port if self.config.metrics_port is not None else -1)
         self.coordinator = ZkCoordinator(
             self.config.zookeeper_connect, registration, self, loop,
-            session_timeout_s=self.config.zookeeper_session_timeout_ms / 1000)
+            session_timeout_s=self.config.zookeeper_session_timeout_ms / 1000,
+            leader_rebalance_interval_s=(
+                self.config.leader_imbalance_check_interval_seconds
+                if self.config.auto_leader_rebalance_enable else None))
         self.replicas.isr_store = self.coordinator
         await self.coordinator.start()
         await self.coordinator.watch_security(self.security, self.quotas)
