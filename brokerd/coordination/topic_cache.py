@@ -111,7 +111,9 @@ class TopicCache:
         except znodes.ZnodeFormatError:
             log.exception("ignoring topic %s with unreadable assignment", name)
             return current
-        known = current.states if current is not None else {}
+        known: dict[int, PartitionState] = {}
+        if current is not None and current.topic_id == assignment.topic_id:
+            known = current.states  # (a topic re-created under its old name starts afresh)
         states = {p: s for p, s in known.items() if p in assignment.replicas}
         states.update(self._read_states(
             name, [p for p in assignment.replicas if p not in states]))
