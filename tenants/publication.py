@@ -14,6 +14,7 @@ from urllib.parse import unquote
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 from kazoo.client import KazooClient
 
 from quotas.models import QuotaOverride
@@ -69,12 +70,16 @@ def _place(topic: Topic, zk: KazooClient) -> dict[str, list[int]]:
     """Fix the topic's replica assignment once, over the brokers alive now, and remember it.
 
     A topic without a replication factor gets the cluster default, or every live broker when
-    fewer are registered (a one-broker dev setup); the factor used is saved with the assignment.
+    fewer are registered (a one-broker dev setup) once it is ``DEFAULT_RF_WAIT_S`` old: brokers
+    starting together with the control plane register one by one, and the first alone must not
+    decide a topic's factor for good.  The factor used is saved with the assignment.
     """
     if topic.assignment is None:
         brokers = live_broker_ids(zk)
-        factor = topic.replication_factor or min(settings.DEFAULT_REPLICATION_FACTOR,
-                                                 len(brokers)) or settings.DEFAULT_REPLICATION_FACTOR
+        factor = topic.replication_factor or settings.DEFAULT_REPLICATION_FACTOR
+        age = (timezone.now() - topic.created_at).total_seconds()
+        if not topic.replication_factor and brokers and age >= settings.DEFAULT_RF_WAIT_S:
+            factor = min(factor, len(brokers))
         start = topic.topic_id.int % max(1, len(brokers))
         assignment = znodes.assign_replicas(topic.partitions, factor, brokers, start)
         with transaction.atomic():

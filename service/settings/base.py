@@ -9,6 +9,7 @@
 | ALLOWED_HOSTS       | 127.0.0.1,localhost                  | comma-separated                            |
 | BOOTSTRAP_SERVERS   | 127.0.0.1:9092                       | what the console shows clients             |
 | DEFAULT_REPLICATION_FACTOR | 3                             | topics without one (at most the live brokers) |
+| DEFAULT_RF_WAIT_S   | 10                                   | wait for brokers before capping the RF     |
 | REASSIGNMENT_TRACK_INTERVAL_S | 2                          | how often partition moves are checked (beat) |
 | OPERATOR_BOOTSTRAP_SERVERS | BOOTSTRAP_SERVERS             | PLAINTEXT listener the admin client uses |
 | KAFKA_ADMIN_TIMEOUT_S | 5                                  | per admin request of the control plane     |
@@ -136,6 +137,8 @@ BOOTSTRAP_SERVERS = os.environ.get("BOOTSTRAP_SERVERS", "127.0.0.1:9092")
 # For topics created without one; a cluster with fewer live brokers (a one-broker dev or test
 # setup) places them on all of its brokers instead of waiting for more.
 DEFAULT_REPLICATION_FACTOR = int(os.environ.get("DEFAULT_REPLICATION_FACTOR", "3"))
+# ...but only after waiting this long for more brokers (they register one by one at start-up).
+DEFAULT_RF_WAIT_S = float(os.environ.get("DEFAULT_RF_WAIT_S", "10"))
 # Tenant topics with at least 3 replicas get this min.insync.replicas unless the tenant sets one:
 # acks=all then survives one broker down and never acknowledges a write held by a single copy.
 TENANT_MIN_INSYNC_REPLICAS = 2

@@ -10,6 +10,7 @@ from .base import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_DEFAULT_QUEUE = f"kafkasaas-test-{os.getpid()}"
+DEFAULT_RF_WAIT_S = 0.0  # tests register their brokers before creating topics
 ZOOKEEPER_CONNECT = os.environ.get("TEST_ZOOKEEPER", "127.0.0.1:2181") + "/kafkasaas-test"
 CHANNEL_LAYERS = {  # a channel-layer namespace private to this pytest worker, like its queue
     "default": {"BACKEND": "channels_redis.core.RedisChannelLayer",

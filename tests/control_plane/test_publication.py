@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from django.core.management import call_command
@@ -137,3 +138,14 @@ def test_default_replication_factor_is_capped_at_live_brokers(acme_api, zk) -> N
     acme_api.post("/api/v1/tenants/acme/topics/", {"name": "own", "partitions": 1,
                                                    "configs": {"min.insync.replicas": "3"}}, format="json")
     assert wait_for(lambda: _json(zk, "/config/topics/acme.own"))["config"] == {"min.insync.replicas": "3"}
+
+
+def test_default_replication_factor_waits_for_brokers_still_starting(acme_api, zk, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.DEFAULT_RF_WAIT_S = 5.0
+    zk.create("/brokers/ids/1", b"{}", makepath=True, ephemeral=True)
+    acme_api.post("/api/v1/tenants/acme/topics/", {"name": "early", "partitions": 1}, format="json")
+    time.sleep(0.5)
+    assert not zk.exists("/brokers/topics/acme.early")  # one broker up: not yet decided
+    for broker_id in (2, 3):
+        zk.create(f"/brokers/ids/{broker_id}", b"{}", ephemeral=True)
+    assert len(wait_for(lambda: _json(zk, "/brokers/topics/acme.early"))["partitions"]["0"]) == 3
