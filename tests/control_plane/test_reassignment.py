@@ -185,3 +185,17 @@ def test_openapi_documents_the_cluster_endpoints(client) -> None:  # type: ignor
     assert "409" in schema["paths"]["/api/v1/reassignments/"]["post"]["responses"]
     assert "live" in schema["components"]["schemas"]["ReassignmentDetail"]["properties"]
     assert "post" in schema["paths"]["/api/v1/preferred-leader-elections/"]
+
+
+@pytest.mark.django_db
+def test_start_fails_a_move_another_tool_requested_meanwhile_and_lifts_its_throttle(zk) -> None:  # type: ignore[no-untyped-def]
+    from tenants import reassignments
+
+    zk.create(REQUEST, b'{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[3,2]}]}',
+              makepath=True)
+    move = Reassignment.objects.create(topic="t", partition=0, replicas=[1, 2], throttle=10)
+    assert reassignments.start(zk, move.pk)[-1].startswith("refused")
+    move.refresh_from_db()
+    assert move.state == Reassignment.FAILED and "already being moved to [3, 2]" in move.progress
+    assert _json(zk, REQUEST)["partitions"] == [{"topic": "t", "partition": 0, "replicas": [3, 2]}]
+    assert reassignments.track(zk) == ["throttle removed"] and not zk.exists(THROTTLE)
