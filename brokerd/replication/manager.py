@@ -41,12 +41,14 @@ class ReplicaManager:
 
     def __init__(self, broker_id: int, log_manager: LogManager,
                  fetchers: FetcherManager | None = None, lag_time_max_ms: int = 30_000,
-                 clock_ms: Callable[[], int] = _now_ms) -> None:
+                 clock_ms: Callable[[], int] = _now_ms,
+                 is_live: Callable[[int], bool] = lambda broker_id: True) -> None:
         self.broker_id = broker_id
         self.log_manager = log_manager
         self.fetchers = fetchers or FetcherManager(FetchSettings(broker_id), lambda _: None)
         self.lag_time_max_ms = lag_time_max_ms
         self.isr_store: IsrStore | None = None
+        self._is_live = is_live
         self._clock_ms = clock_ms
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._isr_writes: set[asyncio.Task[None]] = set()
@@ -122,10 +124,13 @@ class ReplicaManager:
     def record_follower_fetch(self, hosted: Partition, replica_id: int,
                               fetch_offset: int) -> None:
         """A follower's fetch: its log end offset, maybe a higher high watermark, and an
-        ISR expansion when it has caught up."""
+        ISR expansion when it has caught up — only for a registered (live) broker, as in
+        Kafka: a broker whose session expired still fetches until it notices, and adding
+        it would fight the controller, which removes dead brokers from every ISR."""
         now_ms = self._clock_ms()
         hosted.record_follower_fetch(replica_id, fetch_offset, now_ms)
-        self._maybe_change_isr(hosted, now_ms, replica_id)
+        self._maybe_change_isr(hosted, now_ms,
+                               replica_id if self._is_live(replica_id) else None)
 
     def check_isrs(self) -> None:
         """Periodic: propose shrinking the ISR of led partitions with lagging followers."""

@@ -70,7 +70,8 @@ class Broker:
             config.replica_fetch_response_max_bytes, config.replica_socket_timeout_ms),
             self._inter_broker_endpoint)
         self.replicas = ReplicaManager(config.broker_id, self.log_manager, fetchers,
-                                       config.replica_lag_time_max_ms)
+                                       config.replica_lag_time_max_ms,
+                                       is_live=lambda broker_id: broker_id in self.cache.brokers)
         self.quotas = BrokerQuotaGlue()
         self.metering = BrokerMetering(self)
         self.probe = BrokerProbe(self._log_sizes, lambda: self.quotas.latest_metrics)

@@ -187,3 +187,28 @@ def test_manager_proposes_through_the_isr_store_one_at_a_time(tmp_path: Path,
     assert hosted.proposed_isr is None
     expected = ((1,), 6) if store_answer == "written" else ((1, 2, 3), 5)
     assert (hosted.isr, hosted.zk_version) == expected
+
+
+def test_only_live_brokers_rejoin_the_isr(tmp_path: Path) -> None:
+    class Store:
+        calls = 0
+
+        async def update_isr(self, topic: str, partition: int, leader_epoch: int,
+                             isr: tuple[int, ...], zk_version: int) -> None:
+            Store.calls += 1
+
+    async def scenario() -> None:
+        live = {1, 2}
+        manager = ReplicaManager(1, LogManager([tmp_path], LogConfig()),
+                                 is_live=live.__contains__)
+        manager.isr_store = Store()
+        hosted = manager.become_leader("t", 0, TOPIC_ID, 3, LogConfig(), (1, 2), (1, 2, 3), 5)
+        manager.record_follower_fetch(hosted, 3, 0)  # caught up, but its session is gone
+        assert hosted.proposed_isr is None
+        live.add(3)  # registered again
+        manager.record_follower_fetch(hosted, 3, 0)
+        assert hosted.proposed_isr == (1, 2, 3)
+        await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+    assert Store.calls == 1
