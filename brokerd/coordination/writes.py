@@ -135,26 +135,6 @@ def claim_producer_id_block(client: KazooClient, broker_id: int) -> znodes.Produ
             continue
 
 
-def update_isr(client: KazooClient, path: str, leader: int, leader_epoch: int,
-               isr: tuple[int, ...], zk_version: int) -> znodes.PartitionState | None:
-    """A leader's ISR change, conditional on the state's version (Kafka's ZooKeeper-mode
-    AlterIsr path): the controller epoch is kept as read, the version check alone fences
-    a leader whose view is stale.  None when the node moved on or is gone."""
-    try:
-        raw, stat = client.get(path)
-    except NoNodeError:
-        return None
-    if stat.version != zk_version:
-        return None
-    current = znodes.PartitionState.decode(raw, stat.version)
-    state = znodes.PartitionState(leader, leader_epoch, isr, current.controller_epoch)
-    try:
-        written = client.set(path, state.encode(), zk_version)
-    except (BadVersionError, NoNodeError):
-        return None
-    return dataclasses.replace(state, zk_version=written.version)
-
-
 def write_states_fenced(
     client: KazooClient, epoch_version: int, changes: dict[PartitionKey, PartitionState]
 ) -> tuple[dict[PartitionKey, PartitionState], list[PartitionKey], list[PartitionKey]]:

@@ -31,13 +31,13 @@ the topic cache), so whoever wins the next election can act at once.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
 from kazoo.client import KazooClient, KazooState
@@ -46,6 +46,7 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from brokerd.coordination import writes, znodes
 from brokerd.coordination.controller import Controller
+from brokerd.coordination.isr_writes import IsrRequest, IsrWriter
 from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
 from brokerd.coordination.security_watch import SecurityEvents, SecurityWatch
 from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
@@ -117,8 +118,9 @@ class ZkCoordinator:
         self._clock = clock
         self._session_timeout_s = session_timeout_s
         self._client = KazooClient(hosts=self._hosts, timeout=session_timeout_s)
-        self._worker = ThreadPoolExecutor(1, thread_name_prefix="zk")
+        self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zk")
         self._topics = TopicCache(self._client, self._topic_event)
+        self._isr_writes = IsrWriter(self._client, self._topics, self._submit)
         self._controller = Controller(self._client, self._topics, registration.broker_id)
         # Coalescing of topic watch events (kazoo threads) into flushes (worker thread).
         self._dirty: dict[str, set[int]] = {}
@@ -223,9 +225,13 @@ class ZkCoordinator:
                    timeout: float = OPERATION_TIMEOUT_S) -> T:
         """Run ``fn`` on the ZooKeeper thread; kazoo blocks while disconnected, so the
         caller gives up after ``timeout`` (the thread finishes the call on its own)."""
+        return await self._await(self._worker.submit(fn, *args), timeout)
+
+    @staticmethod
+    async def _await(future: concurrent.futures.Future[T], timeout: float) -> T:
+        """Await work done on the ZooKeeper thread, in this package's exceptions."""
         try:
-            return await asyncio.wait_for(
-                asyncio.wrap_future(self._worker.submit(fn, *args)), timeout)
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
         except KazooException as exc:
             raise CoordinationUnavailableError(f"ZooKeeper: {exc!r}") from exc
         except TimeoutError:
@@ -500,10 +506,11 @@ class ZkCoordinator:
                          isr: tuple[int, ...], zk_version: int) -> PartitionState | None:
         """The leader's ISR store: write this broker as leader with ``isr`` iff the state's
         version is still ``zk_version``; the new state, or None when another write (the
-        controller's, usually) got there first."""
-        return await self._run(writes.update_isr, self._client,
-                               znodes.partition_state_path(topic, partition),
-                               self.broker_id, leader_epoch, isr, zk_version)
+        controller's, usually) got there first.  Concurrent calls are batched (see
+        :mod:`brokerd.coordination.isr_writes`)."""
+        request = IsrRequest(topic, partition, self.broker_id, leader_epoch, isr, zk_version)
+        self._isr_writes.submit(request)
+        return await self._await(request.result, OPERATION_TIMEOUT_S)
 
     async def allocate_producer_id_block(self) -> znodes.ProducerIdBlock:
         """Claim the next block of producer ids (a conditional update: unique cluster-wide)."""

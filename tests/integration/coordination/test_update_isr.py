@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 
 from kazoo.client import KazooClient
@@ -37,6 +38,40 @@ def test_update_isr_writes_only_on_the_expected_version(zk_connect: str,
             assert stale is None
             assert read_state(zk, "t", 0).isr == (1,)
             assert await leader.update_isr("none", 0, 0, (1,), 0) is None
+        finally:
+            await follower.close()
+            await leader.close()
+
+    asyncio.run(scenario())
+
+
+def test_concurrent_isr_updates_are_batched_and_each_conditional(zk_connect: str,
+                                                                  zk: KazooClient) -> None:
+    async def scenario() -> None:
+        count = 1000
+        leader, events = await start_broker(zk_connect, 1)
+        follower, _ = await start_broker(zk_connect, 2)
+        try:
+            await events.until(lambda: set(events.brokers) == {1, 2})
+            await leader.create_topic("t", {p: (1, 2) for p in range(count)}, {},
+                                      uuid.uuid4())
+            await events.until(
+                lambda: len(getattr(events.topics.get("t"), "states", {})) == count,
+                timeout=20)
+            states = dict(events.topics["t"].states)
+            stale = 7  # its version moves on before the leader's write arrives
+            zk.set(f"/brokers/topics/t/partitions/{stale}/state", states[stale].encode())
+
+            started = time.monotonic()
+            results = await asyncio.gather(*(
+                leader.update_isr("t", p, s.leader_epoch, (1,), s.zk_version)
+                for p, s in states.items()))
+            print(f"\n{count} concurrent ISR writes in "
+                  f"{(time.monotonic() - started) * 1000:.0f} ms")
+            assert results[stale] is None
+            written = [r for p, r in enumerate(results) if p != stale]
+            assert all(r is not None and r.isr == (1,) for r in written)
+            assert read_state(zk, "t", 3) == results[3]
         finally:
             await follower.close()
             await leader.close()
