@@ -30,6 +30,14 @@ log = logging.getLogger(__name__)
 # state usually arrives from ZooKeeper within milliseconds, and a ZooKeeper outage must
 # not turn every follower fetch into a doomed write.
 ISR_RETRY_MS = 500
+# ISR writes in flight per broker: thousands of partitions changing at once (a broker
+# lost) must queue here, not in ZooKeeper, where they would delay the controller's own
+# failover writes past their timeouts.
+ISR_WRITES_IN_FLIGHT = 16
+# A shrink check this much later than its 1 s period means the loop was blocked (e.g.
+# creating thousands of logs): the followers' fetches may still wait unread in our
+# sockets, so judging them now would evict replicas that are in fact caught up.
+ISR_CHECK_STALL_MS = 1500
 
 
 def _now_ms() -> int:
@@ -53,6 +61,8 @@ class ReplicaManager:
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._isr_writes: set[asyncio.Task[None]] = set()
         self._isr_retry_at_ms: dict[tuple[str, int], int] = {}
+        self._isr_write_slots = asyncio.Semaphore(ISR_WRITES_IN_FLIGHT)
+        self._last_isr_check_ms: int | None = None
 
     def get(self, topic: str, partition: int) -> Partition | None:
         """The hosted replica, leader or follower."""
@@ -133,8 +143,14 @@ class ReplicaManager:
                                replica_id if self._is_live(replica_id) else None)
 
     def check_isrs(self) -> None:
-        """Periodic: propose shrinking the ISR of led partitions with lagging followers."""
+        """Periodic (every second): propose shrinking the ISR of led partitions with
+        lagging followers; skipped once after the loop stalled (``ISR_CHECK_STALL_MS``)."""
         now_ms = self._clock_ms()
+        previous, self._last_isr_check_ms = self._last_isr_check_ms, now_ms
+        if previous is not None and now_ms - previous > ISR_CHECK_STALL_MS:
+            log.info("ISR check %d ms after the previous one: the loop stalled; "
+                     "giving followers' queued fetches a round first", now_ms - previous)
+            return
         for hosted in self._partitions.values():
             if hosted.is_leader and len(hosted.replicas) > 1:
                 self._maybe_change_isr(hosted, now_ms)
@@ -153,7 +169,14 @@ class ReplicaManager:
         task.add_done_callback(self._isr_writes.discard)
 
     async def _write_isr(self, store: IsrStore, hosted: Partition, isr: tuple[int, ...]) -> None:
+        async with self._isr_write_slots:
+            await self._write_isr_now(store, hosted, isr)
+
+    async def _write_isr_now(self, store: IsrStore, hosted: Partition,
+                             isr: tuple[int, ...]) -> None:
         epoch, version = hosted.leader_epoch, hosted.zk_version
+        if hosted.proposed_isr != isr:
+            return  # leadership moved while queued (the flag was reset with it)
         log.info("%s-%d: proposing ISR %s (was %s) in epoch %d", hosted.topic, hosted.index,
                  list(isr), list(hosted.isr), epoch)
         try:

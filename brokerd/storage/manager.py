@@ -24,6 +24,7 @@ import re
 import shutil
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -135,9 +136,9 @@ class LogManager:
             if config is not None:
                 existing.update_config(config)
             return existing
-        log_dir = min(
-            self.log_dirs, key=lambda d: sum(1 for v in self._dir_of.values() if v == d)
-        )
+        # One counting pass (not one per dir): creating thousands of partitions stays linear.
+        counts = Counter(self._dir_of.values()) if len(self.log_dirs) > 1 else Counter()
+        log_dir = min(self.log_dirs, key=lambda d: counts[d])
         directory = log_dir / partition_dir_name(topic, partition)
         log = Log(
             directory,

@@ -212,3 +212,24 @@ def test_only_live_brokers_rejoin_the_isr(tmp_path: Path) -> None:
 
     asyncio.run(scenario())
     assert Store.calls == 1
+
+
+def test_a_stalled_loop_skips_one_shrink_check(tmp_path: Path) -> None:
+    class Store:
+        async def update_isr(self, topic: str, partition: int, leader_epoch: int,
+                             isr: tuple[int, ...], zk_version: int) -> None:
+            return None
+
+    async def scenario() -> list[tuple[int, ...] | None]:
+        now = [0]
+        manager = ReplicaManager(1, LogManager([tmp_path], LogConfig()), lag_time_max_ms=1000,
+                                 clock_ms=lambda: now[0])
+        manager.isr_store = Store()
+        hosted = manager.become_leader("t", 0, TOPIC_ID, 3, LogConfig(), (1, 2), (1, 2, 3), 5)
+        seen = []
+        for now[0] in (500, 5000, 5900):  # 4.5 s between the first two checks: a stall
+            manager.check_isrs()
+            seen.append(hosted.proposed_isr)
+        return seen
+
+    assert asyncio.run(scenario()) == [None, None, (1,)]
