@@ -178,8 +178,15 @@ class Controller:
                 elif not in_progress and replicas[partition] == target:
                     done.add((name, partition))
                 elif not in_progress:
-                    replicas[partition], adding[partition], removing[partition] = (
-                        election.reassignment_replicas(replicas[partition], target))
+                    union, added, removed = election.reassignment_replicas(
+                        replicas[partition], target)
+                    replicas[partition] = union
+                    if added:
+                        adding[partition] = added
+                    if removed:
+                        removing[partition] = removed
+                    if not added and not removed:
+                        done.add((name, partition))  # a reordering: done when written
             updated = znodes.TopicAssignment(assignment.topic_id, replicas, adding, removing)
             if updated == assignment or self._write_assignment(name, updated):
                 return done

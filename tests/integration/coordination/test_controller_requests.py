@@ -96,20 +96,22 @@ def test_reassignment_walks_its_steps(zk_connect: str, zk: KazooClient) -> None:
             await leader.create_topic("t", {0: (1, 2), 1: (2, 1)}, {}, uuid.uuid4())
             await events.until(lambda: len(getattr(events.topics.get("t"), "states", {})) == 2)
 
-            write_admin(zk, znodes.REASSIGN_PARTITIONS,
-                        [{"topic": "t", "partition": 0, "replicas": [3, 2]}])
+            write_admin(zk, znodes.REASSIGN_PARTITIONS, [
+                {"topic": "t", "partition": 0, "replicas": [3, 2]},
+                {"topic": "t", "partition": 1, "replicas": [1, 2]}])  # a reordering
             await events.until(lambda: bool(events.topics["t"].adding_replicas))
             metadata = events.topics["t"]
-            assert metadata.replicas[0] == (3, 2, 1)
+            assert metadata.replicas == {0: (3, 2, 1), 1: (1, 2)}
             assert (metadata.adding_replicas, metadata.removing_replicas) == ({0: (3,)},
                                                                               {0: (1,)})
-            assert zk.exists(znodes.REASSIGN_PARTITIONS) is not None
+            pending = znodes.decode_partition_requests(zk.get(znodes.REASSIGN_PARTITIONS)[0])
+            assert [r.partition for r in pending] == [0]  # the reordering is done
 
             state = read_state(zk, "t", 0)  # the new replica caught up: the leader says so
             assert await leader.update_isr("t", 0, state.leader_epoch, (1, 2, 3),
                                            state.zk_version) is not None
             await events.until(lambda: not events.topics["t"].adding_replicas)
-            assert events.topics["t"].replicas == {0: (3, 2), 1: (2, 1)}
+            assert events.topics["t"].replicas == {0: (3, 2), 1: (1, 2)}
             final = read_state(zk, "t", 0)
             assert (final.leader, final.isr, final.leader_epoch) == (3, (2, 3),
                                                                     state.leader_epoch + 1)
