@@ -94,3 +94,27 @@ def test_initial_state_first_live_replica_leads() -> None:
 def test_split_connect() -> None:
     assert split_connect("a:1,b:2/kafka/x/") == ("a:1,b:2", "/kafka/x")
     assert split_connect("a:1") == ("a:1", "")
+
+
+def test_reassignment_in_progress_round_trips_in_kafkas_keys() -> None:
+    assignment = znodes.TopicAssignment(uuid.uuid4(), {0: (3, 2, 1)}, {0: (3,)}, {0: (1,)})
+    value = json.loads(assignment.encode())
+    assert (value["adding_replicas"], value["removing_replicas"]) == ({"0": [3]}, {"0": [1]})
+    assert znodes.TopicAssignment.decode("t", assignment.encode()) == assignment
+
+
+def test_admin_request_nodes() -> None:
+    raw = (b'{"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[3,2]},'
+           b'{"topic":"b","partition":4}]}')
+    requests = znodes.decode_partition_requests(raw)
+    assert requests == [znodes.PartitionRequest("a", 0, (3, 2)),
+                        znodes.PartitionRequest("b", 4)]
+    assert znodes.decode_partition_requests(znodes.encode_partition_requests(requests)) == requests
+    assert znodes.decode_partition_requests(b"") == []
+    with pytest.raises(znodes.ZnodeFormatError):
+        znodes.decode_partition_requests(b'{"version":1,"partitions":[{"topic":"a"}]}')
+
+
+def test_controlled_shutdown_result() -> None:
+    assert znodes.decode_shutdown_result(b"") is None
+    assert znodes.decode_shutdown_result(znodes.encode_shutdown_result(3)) == 3
