@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from tenants import tasks
 from tenants.models import Reassignment
@@ -48,6 +49,12 @@ def brokers(publishing: str, tmp_path: Path) -> Iterator[list[BrokerProcess]]:
 
 def _json(zk, path):  # type: ignore[no-untyped-def]
     return json.loads(zk.get(path)[0]) if zk.exists(path) else None
+
+
+def _leaders_reported(brokers: list[BrokerProcess]) -> dict[int, int]:
+    """Each broker's answer to Metadata: who leads partition 0 (for failure messages)."""
+    return {b.broker_id: AdminClient({"bootstrap.servers": b.bootstrap}).list_topics(TOPIC, timeout=5)
+            .topics[TOPIC].partitions[0].leader for b in brokers}
 
 
 def test_a_partition_moves_to_another_broker_without_loss_and_is_reported_complete(
@@ -103,4 +110,6 @@ def test_a_partition_moves_to_another_broker_without_loss_and_is_reported_comple
                 break
     finally:
         consumer.close()
-    assert values == list(range(RECORDS))
+    assert values == list(range(RECORDS)), (
+        f"read {len(values)}; ZooKeeper: {_json(zk, f'/brokers/topics/{TOPIC}/partitions/0/state')}, "
+        f"brokers' metadata: {_leaders_reported(brokers)}")
