@@ -170,8 +170,12 @@ class Cluster:
         return True
 
     def await_full_isr(self, topic: str, partitions: int = 1, timeout_s: float = 30) -> None:
-        wait_until(lambda: self.fully_replicated(topic, partitions), timeout_s,
-                   f"every live replica of {topic} back in the ISR")
+        try:
+            wait_until(lambda: self.fully_replicated(topic, partitions), timeout_s,
+                       f"every live replica of {topic} back in the ISR")
+        except AssertionError as exc:
+            views = {b: self.metadata(b, [topic]).get(topic) for b in self.live_ids()}
+            raise AssertionError(f"{exc}; brokers' views: {views}") from None
 
     # ---- the logs on disk (read after the brokers stopped) ---------------------------
 
