@@ -214,6 +214,7 @@ class ZkCoordinator:
             self._worker.shutdown(wait=False)
 
     def _close_sync(self) -> None:
+        self._isr_writes.drain()  # requests queued after the last scheduled drain
         try:
             self._client.delete(znodes.broker_path(self.broker_id))
         except Exception:  # noqa: BLE001 - closing the session removes it anyway
@@ -508,6 +509,8 @@ class ZkCoordinator:
         version is still ``zk_version``; the new state, or None when another write (the
         controller's, usually) got there first.  Concurrent calls are batched (see
         :mod:`brokerd.coordination.isr_writes`)."""
+        if self._closing:
+            raise CoordinationUnavailableError("ZooKeeper session is closing")
         request = IsrRequest(topic, partition, self.broker_id, leader_epoch, isr, zk_version)
         self._isr_writes.submit(request)
         return await self._await(request.result, OPERATION_TIMEOUT_S)

@@ -6,8 +6,10 @@ import asyncio
 import time
 import uuid
 
+import pytest
 from kazoo.client import KazooClient
 
+from brokerd.coordination.zk import CoordinationUnavailableError
 from tests.integration.coordination.harness import read_state, start_broker
 
 
@@ -75,5 +77,15 @@ def test_concurrent_isr_updates_are_batched_and_each_conditional(zk_connect: str
         finally:
             await follower.close()
             await leader.close()
+
+    asyncio.run(scenario())
+
+
+def test_update_isr_after_close_fails_at_once(zk_connect: str) -> None:
+    async def scenario() -> None:
+        broker, _ = await start_broker(zk_connect, 1)
+        await broker.close()
+        with pytest.raises(CoordinationUnavailableError):
+            await asyncio.wait_for(broker.update_isr("t", 0, 0, (1,), 0), 1.0)
 
     asyncio.run(scenario())
