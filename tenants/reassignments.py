@@ -133,7 +133,8 @@ def start(zk: KazooClient, reassignment_id: int) -> list[str]:
 
 
 def _finish(move: Reassignment, verdict: r.Verdict) -> None:
-    """Record the verdict; a completed move of a tenant topic also becomes its saved assignment."""
+    """Record the verdict; a completed move of a tenant topic also becomes its saved assignment
+    (and its replication factor, once every partition has the same number of replicas)."""
     state = Reassignment.COMPLETE if verdict.done else Reassignment.FAILED
     with transaction.atomic():
         Reassignment.objects.filter(pk=move.pk).update(
@@ -143,7 +144,10 @@ def _finish(move: Reassignment, verdict: r.Verdict) -> None:
             topic = Topic.objects.select_for_update().filter(tenant__slug=slug, name=name).first()
             if topic is not None and topic.assignment is not None:
                 topic.assignment = {**topic.assignment, str(move.partition): move.replicas}
-                topic.save(update_fields=["assignment"])
+                factors = {len(replicas) for replicas in topic.assignment.values()}
+                if len(factors) == 1:
+                    topic.replication_factor = factors.pop()
+                topic.save(update_fields=["assignment", "replication_factor"])
 
 
 def track(zk: KazooClient) -> list[str]:

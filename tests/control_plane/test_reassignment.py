@@ -126,6 +126,16 @@ def test_tracking_follows_the_controller_to_complete_and_removes_the_throttle(
     move = Reassignment.objects.get()
     assert move.finished_at is not None and move.progress.startswith("complete")
     assert Topic.objects.get(name="orders").assignment["0"] == target
+
+    # shrinking one partition to 2 replicas leaves the topic's factor (3) until all have 2
+    operator_api.post(URL, {"topic": "acme.orders", "partition": 1, "replicas": cluster["1"][:2]},
+                      format="json")
+    wait_for(lambda: Reassignment.objects.filter(state=Reassignment.RUNNING).exists())
+    _controller_writes(zk, {"0": target, "1": cluster["1"][:2]})
+    zk.delete(REQUEST)
+    tasks.track_reassignments.delay()
+    wait_for(lambda: not Reassignment.objects.filter(state=Reassignment.RUNNING).exists())
+    assert Topic.objects.get(name="orders").replication_factor == 3
     wait_for(lambda: _json(zk, THROTTLE) is None)
     assert _notified(zk).count("brokers/<default>") == 2
 
