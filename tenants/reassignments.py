@@ -153,8 +153,11 @@ def _finish(move: Reassignment, verdict: r.Verdict) -> None:
 def track(zk: KazooClient) -> list[str]:
     """Judge every running move against ZooKeeper; drop the throttle once none is pending."""
     changes = []
+    # Rows first: a row is marked running only after its request is written, so the request
+    # read next names every move listed (unless the controller has finished it).
+    running = list(Reassignment.objects.filter(state=Reassignment.RUNNING).order_by("id"))
     requested = read_requested(zk)
-    for move in Reassignment.objects.filter(state=Reassignment.RUNNING).order_by("id"):
+    for move in running:
         verdict = r.judge(partition_state(zk, move.topic, move.partition, requested), move.replicas)
         if verdict.done or verdict.failed:
             _finish(move, verdict)
