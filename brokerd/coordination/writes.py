@@ -255,3 +255,19 @@ def pending_requests(client: KazooClient, path: str) -> list[PartitionRequest]:
     except NoNodeError:
         return []
     return znodes.decode_partition_requests(data)
+
+
+def request_controlled_shutdown(client: KazooClient, broker_id: int) -> None:
+    """Ephemeral, so a broker that dies while waiting is not excluded after its restart."""
+    with contextlib.suppress(NodeExistsError):
+        client.create(znodes.controlled_shutdown_path(broker_id), ephemeral=True,
+                      makepath=True)
+
+
+def controlled_shutdown_result(client: KazooClient, broker_id: int) -> int | None:
+    """Leaderships the controller could not move off ``broker_id``; None while pending."""
+    try:
+        data, _ = client.get(znodes.controlled_shutdown_path(broker_id))
+    except NoNodeError:
+        return None
+    return znodes.decode_shutdown_result(data)

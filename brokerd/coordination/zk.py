@@ -470,9 +470,11 @@ class ZkCoordinator:
         deadline = loop.time() + timeout_s
         self._leaving = True
         try:
-            await self._run(self._request_shutdown_sync, timeout=timeout_s)
+            await self._run(writes.request_controlled_shutdown, self._client, self.broker_id,
+                            timeout=timeout_s)
             while loop.time() < deadline:
-                remaining = await self._run(self._shutdown_result_sync,
+                remaining = await self._run(writes.controlled_shutdown_result, self._client,
+                                            self.broker_id,
                                             timeout=max(0.1, deadline - loop.time()))
                 if remaining is not None:
                     await self._run(self._resign_sync, timeout=max(0.1, deadline - loop.time()))
@@ -482,18 +484,6 @@ class ZkCoordinator:
             log.warning("controlled shutdown of broker %d failed", self.broker_id,
                         exc_info=True)
         return False
-
-    def _request_shutdown_sync(self) -> None:
-        with contextlib.suppress(NodeExistsError):
-            self._client.create(znodes.controlled_shutdown_path(self.broker_id),
-                                ephemeral=True, makepath=True)
-
-    def _shutdown_result_sync(self) -> int | None:
-        try:
-            data, _ = self._client.get(znodes.controlled_shutdown_path(self.broker_id))
-        except NoNodeError:
-            return None
-        return znodes.decode_shutdown_result(data)
 
     def _resign_sync(self) -> None:
         """Hand the controller role on (a leaving broker does not run again)."""
