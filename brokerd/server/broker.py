@@ -27,7 +27,12 @@ from collections.abc import Iterable
 
 from brokerd.config import BrokerConfig
 from brokerd.coordination.zk import ZkCoordinator
-from brokerd.coordination.znodes import BrokerRegistration, ProducerIdBlock, TopicMetadata
+from brokerd.coordination.znodes import (
+    BrokerRegistration,
+    PartitionState,
+    ProducerIdBlock,
+    TopicMetadata,
+)
 from brokerd.groups import GroupConfig, GroupCoordinator
 from brokerd.groups.partition_log import OFFSETS_TOPIC, ReplicaOffsetsLog
 from brokerd.protocol import ErrorCode
@@ -55,6 +60,7 @@ CHECKPOINT_INTERVAL_S = 60.0
 RETENTION_INTERVAL_S = 30.0
 SHUTDOWN_GRACE_S = 1.0
 THROTTLED_RATE_KEY = "follower.replication.throttled.rate"
+RECONCILE_CHUNK = 64  # partitions reconciled between yields to the loop
 
 
 class Broker:
@@ -81,6 +87,10 @@ class Broker:
         self.producer_ids = ProducerIdAllocator(self._allocate_producer_id_block)
         self.groups = GroupCoordinator(ReplicaOffsetsLog(self.replicas), group_config(config))
         self._group_loads: set[asyncio.Task[None]] = set()
+        # Partition state (and replica list) last applied to each hosted replica, and the
+        # running chunked reconciliation of each large topic.
+        self._applied: dict[tuple[str, int], tuple[PartitionState, tuple[int, ...]]] = {}
+        self._reconciles: dict[str, asyncio.Task[None]] = {}
         self.shutting_down = asyncio.Event()
         self._housekeeping: asyncio.Task[None] | None = None
         self._cleaner: CleanerLoop | None = None
@@ -110,6 +120,8 @@ class Broker:
         await self.coordinator.watch_security(self.security, self.quotas)
         await self.coordinator.barrier()
         await asyncio.sleep(0)  # let the posted topic/broker events run before serving
+        while self._reconciles:  # and the large topics' chunked reconciliations finish
+            await asyncio.gather(*self._reconciles.values(), return_exceptions=True)
         self._warn_about_orphans()
         if self.config.metrics_port is not None:
             self.probe.serve(self.config.metrics_port)
@@ -146,6 +158,8 @@ class Broker:
         # never waits out a rebalance.
         for load in self._group_loads:
             load.cancel()
+        for reconcile in self._reconciles.values():
+            reconcile.cancel()  # no log may be created while the logs close
         await self.groups.close()
         await self.replicas.close()  # fetchers stop; parked acks=all answer NOT_LEADER
         drains = [c.drain() for listener in self.listeners for c in listener.connections]
@@ -221,48 +235,79 @@ class Broker:
             return  # logs are closing; the next start reads ZooKeeper afresh
         previous = self.cache.topic(name)
         self.cache.put_topic(name, metadata)
+        running = self._reconciles.pop(name, None)
+        if running is not None:
+            running.cancel()  # the fresh metadata supersedes it; _applied says what it did
+        if metadata is None or (previous is not None
+                                and previous.topic_id != metadata.topic_id):
+            self._drop_topic(name)  # deleted, or deleted and created again
         if metadata is None:
-            for gone in self.replicas.partitions():
-                if gone.topic == name:
-                    self.replicas.stop_replica(name, gone.index, delete=True)
             if name == OFFSETS_TOPIC:
                 self._coordinate_led_offsets_partitions()
             return
-        recreated = previous is not None and previous.topic_id != metadata.topic_id
-        if recreated:
-            for gone in self.replicas.partitions():
-                if gone.topic == name:
-                    self.replicas.stop_replica(name, gone.index, delete=True)
-            previous = None
         config = self.log_config_for(metadata.config)
-        for partition in metadata.replicas:
-            self._reconcile(metadata, partition, previous, config)
         if previous is not None and previous.config != metadata.config:
             self.replicas.update_config(name, config)
-        if name == OFFSETS_TOPIC:
+        partitions = list(metadata.replicas)
+        if len(partitions) <= RECONCILE_CHUNK:
+            for partition in partitions:
+                self._reconcile(metadata, partition, config)
+            if name == OFFSETS_TOPIC:
+                self._coordinate_led_offsets_partitions()
+            return
+        task = asyncio.get_running_loop().create_task(
+            self._reconcile_in_chunks(metadata, partitions, config))
+        self._reconciles[name] = task
+        task.add_done_callback(lambda done: self._reconcile_done(name, done))
+
+    async def _reconcile_in_chunks(self, metadata: TopicMetadata, partitions: list[int],
+                                   config: LogConfig) -> None:
+        """A large topic's partitions a chunk at a time, yielding to the loop between
+        chunks: creating a log costs milliseconds of file work, and a thousand of them in
+        one go would stall every fetch (and so the ISRs) of this broker for seconds."""
+        for start in range(0, len(partitions), RECONCILE_CHUNK):
+            if start:
+                await asyncio.sleep(0)
+            for partition in partitions[start:start + RECONCILE_CHUNK]:
+                self._reconcile(metadata, partition, config)
+        if metadata.name == OFFSETS_TOPIC:
             self._coordinate_led_offsets_partitions()
 
-    def _reconcile(self, metadata: TopicMetadata, partition: int,
-                   previous: TopicMetadata | None, config: LogConfig) -> None:
+    def _reconcile_done(self, name: str, task: asyncio.Task[None]) -> None:
+        if self._reconciles.get(name) is task:
+            del self._reconciles[name]
+        if not task.cancelled() and task.exception() is not None:
+            log.error("reconciling the replicas of %s failed", name,
+                      exc_info=task.exception())
+
+    def _drop_topic(self, name: str) -> None:
+        for gone in self.replicas.partitions():
+            if gone.topic == name:
+                self._stop_replica(name, gone.index)
+
+    def _stop_replica(self, name: str, partition: int) -> None:
+        self.replicas.stop_replica(name, partition, delete=True)
+        self._applied.pop((name, partition), None)
+
+    def _reconcile(self, metadata: TopicMetadata, partition: int, config: LogConfig) -> None:
         """Make one partition's replica here match ZooKeeper: lead it, follow its leader,
-        or (no longer a replica here) delete it.  Unchanged state costs two lookups, so a
-        topic event over thousands of partitions stays cheap."""
+        or (no longer a replica here) delete it.  State already applied costs two lookups,
+        so a topic event over thousands of partitions stays cheap."""
         name, me = metadata.name, self.config.broker_id
         replicas = metadata.replicas[partition]
         hosted = self.replicas.get(name, partition)
         if me not in replicas:
             if hosted is not None:
-                self.replicas.stop_replica(name, partition, delete=True)
+                self._stop_replica(name, partition)
             return
         state = metadata.states.get(partition)
         if state is None:
             return  # no leadership decided yet
         throttled = me in metadata.adding_replicas.get(partition, ())
-        if (hosted is not None and previous is not None
-                and previous.states.get(partition) == state
-                and previous.replicas.get(partition) == replicas):
+        if hosted is not None and self._applied.get((name, partition)) == (state, replicas):
             self.replicas.fetchers.set_throttled((name, partition), throttled)
             return
+        self._applied[(name, partition)] = (state, replicas)
         if state.leader == me:
             self.replicas.become_leader(name, partition, metadata.topic_id, state.leader_epoch,
                                         config, state.isr, replicas, state.zk_version)

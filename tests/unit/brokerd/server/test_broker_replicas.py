@@ -1,0 +1,80 @@
+"""Broker.topic_changed turns ZooKeeper partition state into replica roles: lead, follow,
+drop; large topics reconciled in chunks that a newer state supersedes."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+
+from brokerd.config import build_config
+from brokerd.coordination.znodes import PartitionState, TopicMetadata
+from brokerd.server.broker import RECONCILE_CHUNK, Broker
+
+TOPIC_ID = uuid.UUID(int=5)
+
+
+def topic(partitions: int, leader: int, epoch: int = 0, replicas: tuple[int, ...] = (1, 2, 3),
+          topic_id: uuid.UUID = TOPIC_ID) -> TopicMetadata:
+    return TopicMetadata("t", topic_id, {p: replicas for p in range(partitions)},
+                         {p: PartitionState(leader, epoch, replicas, 0, 0)
+                          for p in range(partitions)})
+
+
+def broker(tmp_path: Path) -> Broker:
+    config = build_config({"broker.id": "1", "listeners": "PLAINTEXT://127.0.0.1:0",
+                           "zookeeper.connect": "unused:2181", "log.dirs": str(tmp_path)})
+    created = Broker(config)
+    created.log_manager.load()
+    return created
+
+
+def roles(broker: Broker) -> dict[int, tuple[bool, int]]:
+    return {p.index: (p.is_leader, p.leader_epoch) for p in broker.replicas.partitions()}
+
+
+def test_small_topics_apply_at_once_roles_follow_the_state(tmp_path: Path) -> None:
+    async def scenario() -> list[dict[int, tuple[bool, int]]]:
+        hosted = broker(tmp_path)
+        seen = []
+        hosted.topic_changed("t", topic(2, leader=1))
+        seen.append(roles(hosted))
+        hosted.topic_changed("t", topic(2, leader=2, epoch=1))
+        seen.append(roles(hosted))
+        hosted.topic_changed("t", topic(2, leader=1, epoch=0))  # stale epoch: ignored
+        seen.append(roles(hosted))
+        hosted.topic_changed("t", topic(2, leader=2, epoch=2, replicas=(2, 3)))
+        seen.append(roles(hosted))
+        await hosted.replicas.close()
+        hosted.log_manager.close()
+        return seen
+
+    assert asyncio.run(scenario()) == [{0: (True, 0), 1: (True, 0)},
+                                       {0: (False, 1), 1: (False, 1)},
+                                       {0: (False, 1), 1: (False, 1)},
+                                       {}]  # no longer a replica here: logs deleted
+    assert not (tmp_path / "t-0").exists()
+
+
+def test_large_topics_reconcile_in_chunks_and_the_newest_state_wins(tmp_path: Path) -> None:
+    count = RECONCILE_CHUNK * 3
+
+    async def scenario() -> tuple[int, int, dict[int, tuple[bool, int]]]:
+        hosted = broker(tmp_path)
+        hosted.topic_changed("t", topic(count, leader=1))
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        partial = len(hosted.replicas.partitions())
+        hosted.topic_changed("t", topic(count, leader=2, epoch=1))  # supersedes the first
+        await asyncio.sleep(0)
+        in_between = len(hosted.replicas.partitions())
+        for _ in range(10):
+            await asyncio.sleep(0)
+        final = roles(hosted)
+        await hosted.replicas.close()
+        hosted.log_manager.close()
+        return partial, in_between, final
+
+    partial, in_between, final = asyncio.run(scenario())
+    assert 0 < partial < count and in_between < count
+    assert final == {p: (False, 1) for p in range(count)}
