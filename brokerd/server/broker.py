@@ -60,7 +60,7 @@ CHECKPOINT_INTERVAL_S = 60.0
 RETENTION_INTERVAL_S = 30.0
 SHUTDOWN_GRACE_S = 1.0
 THROTTLED_RATE_KEY = "follower.replication.throttled.rate"
-RECONCILE_CHUNK = 64  # partitions reconciled between yields to the loop
+RECONCILE_CHUNK = 64  # partitions (or logs) handled between yields to the loop
 
 
 class Broker:
@@ -217,9 +217,20 @@ class Broker:
                     listener.close_idle(idle_since)
                 if now - last_checkpoint >= CHECKPOINT_INTERVAL_S:
                     last_checkpoint = now
-                    self.log_manager.checkpoint()
+                    await self._checkpoint()
             except Exception:
                 log.exception("housekeeping failed; retrying next round")
+
+    async def _checkpoint(self) -> None:
+        """Producer-state snapshots a chunk of logs at a time (each may write and fsync a
+        file: thousands in one go would stall the loop for seconds), then the checkpoint
+        files.  A log deleted meanwhile is skipped."""
+        for count, (key, log_) in enumerate(self.log_manager.all_logs().items(), 1):
+            if self.log_manager.get(*key) is log_:
+                log_.take_producer_snapshot()
+            if count % RECONCILE_CHUNK == 0:
+                await asyncio.sleep(0)
+        self.log_manager.write_checkpoints()
 
     def _log_sizes(self) -> Iterable[tuple[str, int, int]]:
         return [(p.topic, p.index, int(p.log.size_bytes)) for p in self.replicas.partitions()]

@@ -184,6 +184,11 @@ class LogManager:
         each log's producer-state snapshot."""
         for log in self._logs.values():
             log.take_producer_snapshot()
+        self.write_checkpoints()
+
+    def write_checkpoints(self) -> None:
+        """The checkpoint files alone (callers that snapshot producer state themselves,
+        spread over time, finish with this)."""
         for log_dir in self.log_dirs:
             self._write_checkpoints(log_dir)
 
