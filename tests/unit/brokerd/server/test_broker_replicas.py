@@ -9,7 +9,7 @@ from pathlib import Path
 
 from brokerd.config import build_config
 from brokerd.coordination.znodes import PartitionState, TopicMetadata
-from brokerd.server.broker import RECONCILE_CHUNK, Broker
+from brokerd.server.broker import SYNC_RECONCILE_MAX, Broker
 
 TOPIC_ID = uuid.UUID(int=5)
 
@@ -57,7 +57,7 @@ def test_small_topics_apply_at_once_roles_follow_the_state(tmp_path: Path) -> No
 
 
 def test_large_topics_reconcile_in_chunks_and_the_newest_state_wins(tmp_path: Path) -> None:
-    count = RECONCILE_CHUNK * 3
+    count = SYNC_RECONCILE_MAX * 3
 
     async def scenario() -> tuple[int, int, dict[int, tuple[bool, int]]]:
         hosted = broker(tmp_path)
@@ -68,7 +68,7 @@ def test_large_topics_reconcile_in_chunks_and_the_newest_state_wins(tmp_path: Pa
         hosted.topic_changed("t", topic(count, leader=2, epoch=1))  # supersedes the first
         await asyncio.sleep(0)
         in_between = len(hosted.replicas.partitions())
-        for _ in range(10):
+        for _ in range(count):
             await asyncio.sleep(0)
         final = roles(hosted)
         await hosted.replicas.close()
