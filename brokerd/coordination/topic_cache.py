@@ -63,7 +63,7 @@ class TopicCache:
         the topic is gone.  A topic not cached yet is read whole."""
         current = self.topics.get(name)
         if current is None or ASSIGNMENT in keys:
-            return self._read_topic(name, current)
+            return self._read_topic(name, current, {k for k in keys if k >= 0})
         config = self._read_config(name) if CONFIG in keys else current.config
         partitions = [k for k in keys if k >= 0 and k in current.replicas]
         states = {**current.states, **self._read_states(name, partitions)}
@@ -95,9 +95,11 @@ class TopicCache:
         self.topics[metadata.name] = metadata
         return metadata
 
-    def _read_topic(self, name: str, current: TopicMetadata | None) -> TopicMetadata | None:
-        """Assignment and config, plus the states of partitions not cached yet (cached
-        ones keep their armed watches and values)."""
+    def _read_topic(self, name: str, current: TopicMetadata | None,
+                    changed: set[int] | None = None) -> TopicMetadata | None:
+        """Assignment and config, plus the states of partitions not cached yet and of
+        those in ``changed``: a state whose watch fired must be read again, both for its
+        value and to re-arm its watch (other cached ones keep their armed watches)."""
         watcher = self._watcher(name)
         try:
             data, stat = self._client.get(znodes.topic_path(name), watch=watcher)
@@ -114,7 +116,8 @@ class TopicCache:
         known: dict[int, PartitionState] = {}
         if current is not None and current.topic_id == assignment.topic_id:
             known = current.states  # (a topic re-created under its old name starts afresh)
-        states = {p: s for p, s in known.items() if p in assignment.replicas}
+        changed = changed or set()
+        states = {p: s for p, s in known.items() if p in assignment.replicas and p not in changed}
         states.update(self._read_states(
             name, [p for p in assignment.replicas if p not in states]))
         self.versions[name] = stat.version
