@@ -31,9 +31,10 @@ log = logging.getLogger(__name__)
 # not turn every follower fetch into a doomed write.
 ISR_RETRY_MS = 500
 # ISR writes in flight per broker: thousands of partitions changing at once (a broker
-# lost) must queue here, not in ZooKeeper, where they would delay the controller's own
-# failover writes past their timeouts.
-ISR_WRITES_IN_FLIGHT = 16
+# lost) queue here rather than in ZooKeeper, where they would delay the controller's own
+# failover writes; the store pipelines the ones in flight, so a batch this size costs
+# about one round trip.
+ISR_WRITES_IN_FLIGHT = 128
 # A shrink check this much later than its 1 s period means the loop was blocked (e.g.
 # creating thousands of logs): the followers' fetches may still wait unread in our
 # sockets, so judging them now would evict replicas that are in fact caught up.
