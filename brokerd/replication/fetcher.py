@@ -297,12 +297,13 @@ class FetcherManager:
         self._fetchers: dict[int, ReplicaFetcher] = {}
         self._leader_of: dict[Key, int] = {}
         self.throttle = ByteRateLimit()
+        self._closed = False
 
     def follow(self, partition: Partition, throttled: bool = False) -> None:
         """(Re)start fetching ``partition`` from its current leader, truncating first."""
         key = (partition.topic, partition.index)
         self.forget(key)
-        if partition.leader_id == NO_LEADER:
+        if partition.leader_id == NO_LEADER or self._closed:
             return
         fetcher = self._fetchers.get(partition.leader_id)
         if fetcher is None:
@@ -326,6 +327,9 @@ class FetcherManager:
         return key in self._leader_of
 
     async def close(self) -> None:
+        """Stop fetching for good (the broker is leaving): later :meth:`follow` calls
+        only forget."""
+        self._closed = True
         fetchers, self._fetchers = list(self._fetchers.values()), {}
         self._leader_of.clear()
         await asyncio.gather(*(fetcher.close() for fetcher in fetchers))

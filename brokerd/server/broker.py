@@ -187,13 +187,17 @@ class Broker:
 
     async def _controlled_shutdown(self) -> None:
         """``controlled.shutdown.enable``: the controller moves this broker's leaderships
-        to other in-sync replicas while it still serves, so clients and followers switch
-        over without waiting for a session timeout.  Best effort: on failure we stop anyway
-        and the controller fails the partitions over when the session ends."""
+        to other in-sync replicas (and drops it from every ISR) while it still serves, so
+        clients and followers switch over without waiting for a session timeout.  Best
+        effort: on failure we stop anyway and the controller fails the partitions over
+        when the session ends."""
         if (not self.config.controlled_shutdown_enable or self.coordinator is None
                 or self._housekeeping is None):  # a start that failed leads nothing
             return
         timeout_s = self.config.controlled_shutdown_timeout_ms / 1000
+        # Stop following first: a leaving broker that kept fetching would be added back
+        # to the ISRs the controller is removing it from (Kafka's KIP-841 rule).
+        await self.replicas.fetchers.close()
         if not await self.coordinator.controlled_shutdown(timeout_s):
             log.warning("controlled shutdown incomplete after %.1f s; stopping anyway",
                         timeout_s)
