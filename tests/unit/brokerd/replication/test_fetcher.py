@@ -10,7 +10,7 @@ from typing import Any
 
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.protocol.records import build_batch
-from brokerd.replication.fetcher import FetchSettings, ReplicaFetcher, _Fetching
+from brokerd.replication.fetcher import FetcherManager, FetchSettings, ReplicaFetcher, _Fetching
 from brokerd.replication.partition import Partition
 from brokerd.replication.throttle import ByteRateLimit
 from brokerd.storage import LogConfig, LogManager
@@ -97,3 +97,16 @@ def test_a_fenced_partition_is_parked_and_a_follower_without_epochs_keeps_its_hw
     fetcher = run(partition, leader, 2)
     assert [api for api, _ in leader.requests] == [ApiKey.FETCH]  # no epoch: no question
     assert fetcher.partitions[("t", 0)].parked_until > 0
+
+
+def test_a_closed_fetcher_manager_follows_nothing(tmp_path: Path) -> None:
+    async def scenario() -> tuple[bool, bool]:
+        manager = FetcherManager(FetchSettings(2), lambda _: None)
+        partition = follower(tmp_path)
+        manager.follow(partition)
+        before = manager.fetching(("t", 0))
+        await manager.close()  # the broker is leaving (controlled shutdown)
+        manager.follow(partition)
+        return before, manager.fetching(("t", 0))
+
+    assert asyncio.run(scenario()) == (True, False)
