@@ -121,7 +121,9 @@ class ZkCoordinator:
         self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zk")
         self._topics = TopicCache(self._client, self._topic_event)
         self._isr_writes = IsrWriter(self._client, self._topics, self._submit)
-        self._controller = Controller(self._client, self._topics, registration.broker_id)
+        self._controller = Controller(
+            self._client, self._topics, registration.broker_id,
+            lambda metadata: self._post(self._events.topic_changed, metadata.name, metadata))
         # Coalescing of topic watch events (kazoo threads) into flushes (worker thread).
         self._dirty: dict[str, set[int]] = {}
         self._dirty_lock = threading.Lock()

@@ -178,6 +178,9 @@ class ReplicaManager:
         epoch, version = hosted.leader_epoch, hosted.zk_version
         if hosted.proposed_isr != isr:
             return  # leadership moved while queued (the flag was reset with it)
+        if hosted.isr == isr:  # the controller made the same change while this one queued
+            hosted.isr_change_done(epoch, isr, version)
+            return
         log.info("%s-%d: proposing ISR %s (was %s) in epoch %d", hosted.topic, hosted.index,
                  list(isr), list(hosted.isr), epoch)
         try:

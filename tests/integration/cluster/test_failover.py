@@ -21,6 +21,7 @@ def scale_cluster(zk_connect: str, tmp_path: Path) -> Iterator[Cluster]:
     yield from started_cluster(zk_connect, tmp_path, **FAILOVER_PROPERTIES)
 
 
+@pytest.mark.serial
 def test_failover_of_a_thousand_leaders(scale_cluster: Cluster) -> None:
     figures = measure(scale_cluster)
     print(figures.as_dict())
