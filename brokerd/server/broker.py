@@ -199,7 +199,8 @@ class Broker:
         # to the ISRs the controller is removing it from (Kafka's KIP-841 rule).
         await self.replicas.fetchers.close()
         if not await self.coordinator.controlled_shutdown(timeout_s):
-            log.warning("controlled shutdown incomplete after %.1f s; stopping anyway",
+            log.warning("controlled shutdown incomplete (some leaderships had no other "
+                        "in-sync replica, or no answer within %.1f s); stopping anyway",
                         timeout_s)
 
     async def _housekeep(self) -> None:
