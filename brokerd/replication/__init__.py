@@ -1,6 +1,7 @@
-"""Partition replicas hosted by this broker: leadership epoch and high watermark on top of
-the log.  Single replica for now; followers, ISR tracking and acks=all waiting land here.
-Imports storage (and protocol) only, never ZooKeeper."""
+"""Partition replicas hosted by this broker, leading or following: leader epochs, the ISR,
+the high watermark and acks=all waits on top of the log, and the fetchers that copy
+leaders' logs.  Imports storage (and protocol) only, never ZooKeeper: ISR changes go
+through the :class:`~brokerd.replication.isr_store.IsrStore` interface."""
 
 from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import Partition
