@@ -1,10 +1,10 @@
 """A reassignment end to end with real brokers: REST API -> Celery -> ``/admin/reassign_partitions``
 -> brokerd's controller moves the partition -> the tracking task reports it complete.
 
-Three ``brokerd serve`` processes on this test's ZooKeeper chroot; a tenant topic (RF 2) gets
-records from confluent-kafka with acks=all, is moved onto the broker that held no replica (with
-a throttle); a preferred-leader election then makes the new replica lead, and every record is
-read back from it.
+Three ``brokerd serve`` processes on this test's ZooKeeper chroot; a tenant topic (RF 2) is
+written by an idempotent acks=all producer the whole time (the load) while it is moved onto
+the broker that held no replica (with a throttle); a preferred-leader election then makes the
+new replica lead, and every acknowledged record is read back from it, once, in order.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from tenants import tasks
 from tenants.models import Reassignment
 from tests.integration.brokerd.broker_process import BrokerProcess
+from tests.integration.cluster.sequence import SequenceProducer, assert_no_loss, read_all
 
 from .conftest import wait_for
 
@@ -69,47 +69,42 @@ def test_a_partition_moves_to_another_broker_without_loss_and_is_reported_comple
     original = wait_for(lambda: _json(zk, f"/brokers/topics/{TOPIC}"))["partitions"]["0"]
     wait_for(lambda: _json(zk, f"/brokers/topics/{TOPIC}/partitions/0/state"))
 
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
-    for i in range(RECORDS):
-        producer.produce(TOPIC, value=str(i).encode(), partition=0)
-    assert producer.flush(30) == 0
+    with SequenceProducer(bootstrap, TOPIC, 1, rate_per_s=200) as producer:
+        wait_for(lambda: producer.acked_count() >= RECORDS)  # and it keeps producing: the load
 
-    spare = next(b for b in (1, 2, 3) if b not in original)
-    target = [spare, original[0]]
-    created = operator_api.post("/api/v1/reassignments/", {"topic": TOPIC, "partition": 0,
-                                                           "replicas": target, "throttle": 10_000_000},
-                                format="json")
-    assert created.status_code == 201, created.content
+        spare = next(b for b in (1, 2, 3) if b not in original)
+        target = [spare, original[0]]
+        created = operator_api.post("/api/v1/reassignments/", {"topic": TOPIC, "partition": 0,
+                                                               "replicas": target, "throttle": 10_000_000},
+                                    format="json")
+        assert created.status_code == 201, created.content
 
-    def completed() -> bool:
-        tasks.track_reassignments.delay()  # what Celery beat does every few seconds
-        return Reassignment.objects.get().state == Reassignment.COMPLETE
+        def completed() -> bool:
+            tasks.track_reassignments.delay()  # what Celery beat does every few seconds
+            return Reassignment.objects.get().state == Reassignment.COMPLETE
 
-    wait_for(completed, timeout=60)
-    assert _json(zk, f"/brokers/topics/{TOPIC}")["partitions"]["0"] == target
-    state = _json(zk, f"/brokers/topics/{TOPIC}/partitions/0/state")
-    assert state["leader"] in target and sorted(state["isr"]) == sorted(target)  # as in Kafka, a
-    # leader that is part of the target keeps leading; a preferred election would move it
-    wait_for(lambda: not zk.exists("/config/brokers/<default>"))
-    assert not zk.exists("/admin/reassign_partitions")
+        wait_for(completed, timeout=60)
+        assert _json(zk, f"/brokers/topics/{TOPIC}")["partitions"]["0"] == target
+        state = _json(zk, f"/brokers/topics/{TOPIC}/partitions/0/state")
+        assert state["leader"] in target and sorted(state["isr"]) == sorted(target)  # as in Kafka, a
+        # leader that is part of the target keeps leading; a preferred election would move it
+        wait_for(lambda: not zk.exists("/config/brokers/<default>"))
+        assert not zk.exists("/admin/reassign_partitions")
 
-    # leadership to the new replica, then read everything from it
-    assert operator_api.post("/api/v1/preferred-leader-elections/",
-                             {"partitions": [{"topic": TOPIC, "partition": 0}]},
-                             format="json").status_code == 202
-    wait_for(lambda: _json(zk, f"/brokers/topics/{TOPIC}/partitions/0/state")["leader"] == spare,
-             timeout=30)
+        # leadership to the new replica, then read everything from it
+        assert operator_api.post("/api/v1/preferred-leader-elections/",
+                                 {"partitions": [{"topic": TOPIC, "partition": 0}]},
+                                 format="json").status_code == 202
+        wait_for(lambda: _json(zk, f"/brokers/topics/{TOPIC}/partitions/0/state")["leader"] == spare,
+                 timeout=30)
+        acked = producer.acked_count()
+        wait_for(lambda: producer.acked_count() >= acked + RECORDS)  # now written to the new leader
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "check", "enable.auto.commit": False})
-    consumer.assign([TopicPartition(TOPIC, 0, 0)])
-    values: list[int] = []
     try:
-        for _ in range(60):
-            values += [int(m.value()) for m in consumer.consume(RECORDS, timeout=1) if m.error() is None]
-            if len(values) >= RECORDS:
-                break
-    finally:
-        consumer.close()
-    assert values == list(range(RECORDS)), (
-        f"read {len(values)}; ZooKeeper: {_json(zk, f'/brokers/topics/{TOPIC}/partitions/0/state')}, "
-        f"brokers' metadata: {_leaders_reported(brokers)}")
+        stored = read_all(bootstrap, TOPIC, 1)
+    except AssertionError as exc:
+        raise AssertionError(
+            f"{exc}; ZooKeeper: {_json(zk, f'/brokers/topics/{TOPIC}/partitions/0/state')}, "
+            f"brokers' metadata: {_leaders_reported(brokers)}") from None
+    assert_no_loss(producer, stored)
+    assert not producer.errors, producer.errors[:5]

@@ -66,6 +66,9 @@ def test_crashed_leader_truncates_its_divergent_tail(cluster: Cluster) -> None:
     followers = [b for b in cluster.brokers if b != old_leader]
     for follower in followers:  # shorter than the replica lag: they stay in the ISR
         cluster.pause(follower)
+    # Let the fetches they had parked on the leader expire (replica.fetch.wait.max.ms):
+    # a parked fetch would carry the tail into their socket buffers before the crash.
+    time.sleep(0.6)
     error, tail_offset = produce(cluster, old_leader, topic, [b"0:%d" % n for n in
                                                              range(100, 105)], acks=1)
     assert (error, tail_offset) == (ErrorCode.NONE, 10)
