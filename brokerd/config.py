@@ -288,6 +288,9 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
     if config.inter_broker_listener_name not in {e.name for e in listeners}:
         raise ConfigError(f"inter.broker.listener.name {config.inter_broker_listener_name!r} "
                           "names none of the listeners")
+    if config.inter_broker_listener_name != "PLAINTEXT":
+        # Follower fetchers speak plain TCP only (no TLS or SASL client yet).
+        raise ConfigError("inter.broker.listener.name must be a PLAINTEXT listener")
     if config.socket_request_max_bytes < 1024:
         raise ConfigError("socket.request.max.bytes must be at least 1024")
     return config

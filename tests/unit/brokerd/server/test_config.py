@@ -63,3 +63,11 @@ def test_flags_override_the_file(tmp_path: Path) -> None:
     assert (config.broker_id, config.num_partitions, config.metrics_port) == (2, 3, 9102)
     assert not config.auto_create_topics_enable
     assert config.listeners == (Endpoint("PLAINTEXT", "h", 1),)
+
+
+def test_inter_broker_listener_must_be_a_plaintext_listener() -> None:
+    with pytest.raises(ConfigError, match="names none"):
+        build_config({**REQUIRED, "inter.broker.listener.name": "INTERNAL"})
+    with pytest.raises(ConfigError, match="PLAINTEXT"):
+        build_config({**REQUIRED, "listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9192",
+                      "inter.broker.listener.name": "SASL_PLAINTEXT"})
