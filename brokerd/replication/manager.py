@@ -90,13 +90,15 @@ class ReplicaManager:
     def become_leader(self, topic: str, partition: int, topic_id: uuid.UUID, leader_epoch: int,
                       config: LogConfig, isr: tuple[int, ...] | None = None,
                       replicas: tuple[int, ...] | None = None,
-                      zk_version: int = -1) -> Partition:
+                      zk_version: int = -1, removing: tuple[int, ...] = ()) -> Partition:
         """Lead ``topic-partition`` in ``leader_epoch``, opening or creating its log.
-        ``isr``/``replicas`` default to this broker alone (a single replica)."""
+        ``isr``/``replicas`` default to this broker alone (a single replica); ``removing``
+        are replicas a reassignment is taking away (see :attr:`Partition.removing`)."""
         hosted = self._hosted(topic, partition, topic_id, config)
         self.fetchers.forget((topic, partition))
-        hosted.become_leader(leader_epoch, isr or (self.broker_id,),
-                             replicas or (self.broker_id,), zk_version, self._clock_ms())
+        if hosted.become_leader(leader_epoch, isr or (self.broker_id,),
+                                replicas or (self.broker_id,), zk_version, self._clock_ms()):
+            hosted.removing = removing
         return hosted
 
     def become_follower(self, topic: str, partition: int, topic_id: uuid.UUID,
@@ -137,11 +139,12 @@ class ReplicaManager:
         """A follower's fetch: its log end offset, maybe a higher high watermark, and an
         ISR expansion when it has caught up — only for a registered (live) broker, as in
         Kafka: a broker whose session expired still fetches until it notices, and adding
-        it would fight the controller, which removes dead brokers from every ISR."""
+        it would fight the controller, which removes dead brokers from every ISR.  For
+        the same reason a replica a reassignment is removing never rejoins."""
         now_ms = self._clock_ms()
         hosted.record_follower_fetch(replica_id, fetch_offset, now_ms)
-        self._maybe_change_isr(hosted, now_ms,
-                               replica_id if self._is_live(replica_id) else None)
+        may_join = self._is_live(replica_id) and replica_id not in hosted.removing
+        self._maybe_change_isr(hosted, now_ms, replica_id if may_join else None)
 
     def check_isrs(self) -> None:
         """Periodic (every second): propose shrinking the ISR of led partitions with

@@ -40,6 +40,10 @@ class Partition:
         self.leader_id = NO_LEADER
         self.leader_epoch = -1
         self.replicas: tuple[int, ...] = ()
+        # Replicas a reassignment is removing: they keep fetching (and count while in the
+        # ISR) until it completes, but never rejoin the ISR, so the controller's final
+        # "ISR := ISR minus removed" cannot be undone by a fetch racing its assignment write.
+        self.removing: tuple[int, ...] = ()
         self.isr: tuple[int, ...] = ()
         self.zk_version = -1
         self.epoch_start_offset = 0

@@ -330,7 +330,8 @@ class Broker:
         self._applied[(name, partition)] = (state, replicas)
         if state.leader == me:
             self.replicas.become_leader(name, partition, metadata.topic_id, state.leader_epoch,
-                                        config, state.isr, replicas, state.zk_version)
+                                        config, state.isr, replicas, state.zk_version,
+                                        metadata.removing_replicas.get(partition, ()))
         else:
             leader = state.leader if state.leader >= 0 else NO_LEADER
             self.replicas.become_follower(name, partition, metadata.topic_id, leader,

@@ -214,6 +214,26 @@ def test_only_live_brokers_rejoin_the_isr(tmp_path: Path) -> None:
     assert Store.calls == 1
 
 
+def test_a_replica_being_removed_never_rejoins_the_isr(tmp_path: Path) -> None:
+    class Store:
+        async def update_isr(self, topic: str, partition: int, leader_epoch: int,
+                             isr: tuple[int, ...], zk_version: int) -> None:
+            raise AssertionError("no ISR change expected")
+
+    async def scenario() -> None:
+        manager = ReplicaManager(1, LogManager([tmp_path], LogConfig()))
+        manager.isr_store = Store()
+        hosted = manager.become_leader("t", 0, TOPIC_ID, 3, LogConfig(), (1, 2), (1, 2, 3), 5,
+                                       removing=(3,))
+        manager.record_follower_fetch(hosted, 3, 0)  # caught up, but being moved away
+        assert hosted.proposed_isr is None
+        manager.record_follower_fetch(hosted, 2, 0)
+        assert hosted.proposed_isr is None  # already a member: nothing to propose
+        await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+
+
 def test_a_stalled_loop_skips_one_shrink_check(tmp_path: Path) -> None:
     class Store:
         async def update_isr(self, topic: str, partition: int, leader_epoch: int,
