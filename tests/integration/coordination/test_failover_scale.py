@@ -4,7 +4,6 @@ its session; prints how long until every partition has a live leader."""
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 import uuid
 
@@ -18,9 +17,7 @@ PARTITIONS = 1000  # per topic
 
 
 @pytest.mark.serial  # asserts a time bound: runs alone after the parallel suite
-def test_3000_partition_failover_timing(zk_connect: str, zk: KazooClient,
-                                        caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="brokerd.coordination.controller")
+def test_3000_partition_failover_timing(zk_connect: str, zk: KazooClient) -> None:
 
     async def scenario() -> None:
         started = [await start_broker(zk_connect, b) for b in (1, 2, 3)]
@@ -50,11 +47,11 @@ def test_3000_partition_failover_timing(zk_connect: str, zk: KazooClient,
             await events.until(lambda: all(s.leader != 2 and 2 not in s.isr
                                            for s in states()), timeout=20)
             elapsed = time.monotonic() - killed
-            batch = [r.getMessage() for r in caplog.records if "elected" in r.getMessage()]
             print(f"{led} leaders lost; all re-elected and visible to broker 1 "
-                  f"in {elapsed * 1000:.0f} ms; controller: {batch}")
+                  f"in {elapsed * 1000:.0f} ms")
             assert elapsed < 4 + 5  # session timeout + 5 s (the loss here is a clean close)
-            assert any(f"elected {led} leaders" in m for m in batch)
+            moved = [s for s in states() if s.leader_epoch > 0]
+            assert len(moved) == led  # exactly the lost leaderships, each in a new epoch
         finally:
             for coordinator, _ in (started[0], started[2]):
                 await coordinator.close()
