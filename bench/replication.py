@@ -43,8 +43,8 @@ def produce(cluster: Cluster, topic: str, acks: str, records: int, seconds: floa
 def throughput(cluster: Cluster, records: int, seconds: float) -> dict[str, Any]:
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
     futures = admin.create_topics([
-        NewTopic("rf1", replica_assignment=[[LEADER]]),
-        NewTopic("rf3", replica_assignment=[[LEADER, 2, 3]],
+        NewTopic("rf1", num_partitions=1, replica_assignment=[[LEADER]]),
+        NewTopic("rf3", num_partitions=1, replica_assignment=[[LEADER, 2, 3]],
                  config={"min.insync.replicas": "2"})])
     for future in futures.values():
         future.result(timeout=60)
@@ -68,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {}
     try:
         with tempfile.TemporaryDirectory(prefix="bench-replication-") as workdir:
+            for phase in ("t", "f"):
+                (Path(workdir) / phase).mkdir()
             clusters = started_cluster(f"{zookeeper.address}/throughput", Path(workdir) / "t")
             cluster = next(clusters)
             try:
