@@ -5,46 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from typing import Any
 
 from kazoo.client import KazooClient
 
 from brokerd.coordination import znodes
 from brokerd.coordination.writes import TopicExistsError
 from brokerd.coordination.zk import ZkCoordinator
-from brokerd.coordination.znodes import BrokerRegistration, TopicMetadata
-
-
-class Events:
-    """Records what the coordinator posts to the loop."""
-
-    def __init__(self) -> None:
-        self.topics: dict[str, TopicMetadata | None] = {}
-        self.brokers: dict[int, BrokerRegistration] = {}
-        self.controller = -1
-        self.changed = asyncio.Event()
-
-    def topic_changed(self, name: str, metadata: TopicMetadata | None) -> None:
-        self.topics[name] = metadata
-        self.changed.set()
-
-    def brokers_changed(self, brokers: dict[int, BrokerRegistration]) -> None:
-        self.brokers = brokers
-        self.changed.set()
-
-    def controller_changed(self, controller_id: int) -> None:
-        self.controller = controller_id
-        self.changed.set()
-
-    def broker_config_changed(self, config: dict[str, str]) -> None:
-        self.changed.set()
-
-    async def until(self, predicate: Any, timeout: float = 5.0) -> None:
-        async def poll() -> None:
-            while not predicate():
-                self.changed.clear()
-                await self.changed.wait()
-        await asyncio.wait_for(poll(), timeout)
+from brokerd.coordination.znodes import BrokerRegistration
+from tests.integration.coordination.harness import Events
 
 
 def coordinator(connect: str, broker_id: int, events: Events, port: int = 9092
