@@ -9,11 +9,11 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from brokerd.protocol import ApiKey
 from tests.integration.brokerd.broker_process import BrokerProcess, WireClient
+from tests.integration.brokerd.test_confluent import produce as confluent_produce
 
 pytestmark = pytest.mark.integration
 
@@ -75,23 +75,10 @@ def consumer_fetch_size(broker: BrokerProcess, offset: int) -> int:
 
 
 def produce(bootstrap: str, count: int, acks: str) -> list[int]:
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 5,
-                         "enable.idempotence": acks == "all", "message.timeout.ms": 15000})
-    offsets: list[int] = []
-    errors: list[object] = []
-
-    def delivered(err: object, msg: object) -> None:
-        if err is not None:
-            errors.append(err)
-        else:
-            offsets.append(msg.offset())  # type: ignore[attr-defined]
-
-    for i in range(count):
-        producer.produce(TOPIC, partition=0, value=f"value-{i}".encode() * 4,
-                         on_delivery=delivered)
-    assert producer.flush(20) == 0
-    assert errors == []
-    return offsets
+    """``count`` records to partition 0 (idempotent with acks=all); acknowledged offsets."""
+    return confluent_produce(bootstrap, TOPIC, count, acks=acks,
+                             **{"enable.idempotence": acks == "all",
+                                "message.timeout.ms": 15000})
 
 
 def segment_bytes(broker: BrokerProcess) -> bytes:
