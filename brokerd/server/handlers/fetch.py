@@ -86,10 +86,7 @@ class _FetchRound:
         index = wanted["partition"]
         hosted, error = self.broker.leader_partition(topic, index)
         if hosted is not None:
-            error = epoch_error(wanted["current_leader_epoch"], hosted.leader_epoch)
-        if hosted is not None and not error and self.replica_id >= 0:
-            error = (ErrorCode.NONE if self.replica_id in hosted.replicas
-                     else ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            error = refusal(hosted, wanted, self.replica_id)
         if hosted is None or error:
             self.has_error = True
             return _empty(index, error, hosted)
@@ -111,15 +108,23 @@ class _FetchRound:
         return entry
 
 
+def refusal(hosted: Partition, wanted: dict[str, Any], replica_id: int) -> ErrorCode:
+    """Why a fetch of a partition led here is refused: a stale or future epoch, or a
+    replica id that is not one of its replicas (NONE: it is served)."""
+    error = epoch_error(wanted["current_leader_epoch"], hosted.leader_epoch)
+    if not error and replica_id >= 0 and replica_id not in hosted.replicas:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    return error
+
+
 def _record_follower_fetch(broker: Broker, body: dict[str, Any]) -> None:
     """The follower's fetch offsets are its log end offsets: record them before reading
-    (a wrong-epoch or foreign replica's fetch is refused by the read and not recorded)."""
+    (a fetch the read refuses is not recorded)."""
     replica_id = body["replica_id"]
     for topic in body["topics"]:
         for wanted in topic["partitions"]:
             hosted = broker.replicas.leader(topic["topic"], wanted["partition"])
-            if (hosted is not None and replica_id in hosted.replicas
-                    and not epoch_error(wanted["current_leader_epoch"], hosted.leader_epoch)):
+            if hosted is not None and not refusal(hosted, wanted, replica_id):
                 broker.replicas.record_follower_fetch(hosted, replica_id, wanted["fetch_offset"])
 
 
