@@ -12,8 +12,9 @@ then
 fi
 echo "database: ${DATABASE_URL:-sqlite (default)}"
 .venv/bin/pytest -n "${PYTEST_WORKERS:-2}" --dist loadfile -m "not serial" "$@"
-# Tests marked `serial` assert timing bounds (failover of 3,000 partitions): they run
-# alone afterwards, so the other tests' load does not decide them.  Exit code 5 means the
+# Tests marked `serial` are heavy (failover of 3,000 partitions): they run alone
+# afterwards, so their load and the other tests' do not starve each other.  Timing bounds
+# live in bench/, never here.  Exit code 5 means the
 # arguments selected none of them.
 status=0
 .venv/bin/pytest -p no:xdist -m serial "$@" || status=$?
