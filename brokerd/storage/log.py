@@ -301,6 +301,10 @@ class Log:
                 f"offset {offset} outside [{self._log_start}, {end}] of {self.directory.name}"
             )
         upper = end if max_offset is None else min(max_offset, end)
+        if offset >= upper:
+            # A caught-up reader (the common case of every idle partition's fetch): no
+            # batch can qualify, so skip the index lookup and the file scan.
+            return ReadResult()
         return ReadResult(
             log_reads.read_regions(self._segments, offset, upper, max_bytes, min_one_batch)
         )
