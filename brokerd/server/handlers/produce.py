@@ -74,25 +74,20 @@ def _append(broker: Broker, topic: str, data: dict[str, Any], acks: int
     return answer, ((hosted, result.last_offset) if acks == -1 else None)
 
 
-async def _await_commit(broker: Broker, answer: dict[str, Any], hosted: Partition,
-                        last_offset: int, timeout_s: float) -> None:
+async def _await_commit(answer: dict[str, Any], hosted: Partition, last_offset: int,
+                        timeout_s: float) -> None:
     """Park until the high watermark passes ``last_offset``; turn ``answer`` into the
-    error when it does not (timeout, leadership lost or broker stopping, ISR too small)."""
+    error when it does not (timeout, leadership lost, ISR too small).  A stopping broker
+    needs no watch of its own here: it hands leadership away or closes its replicas
+    before it waits for in-flight requests, and either completes the wait with False."""
     committed = hosted.wait_for_commit(last_offset)
-    stopping: asyncio.Future[Any] = asyncio.ensure_future(broker.shutting_down.wait())
-    try:
-        await asyncio.wait([committed, stopping], timeout=timeout_s,
-                           return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stopping.cancel()
+    if not committed.done():
+        await asyncio.wait((committed,), timeout=timeout_s)
     index = answer["index"]
     if not committed.done():
         committed.cancel()
-        if broker.shutting_down.is_set():
-            answer.update(partition_error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
-        else:
-            answer.update(partition_error(index, ErrorCode.REQUEST_TIMED_OUT,
-                                          f"not replicated to the ISR in {timeout_s:g} s"))
+        answer.update(partition_error(index, ErrorCode.REQUEST_TIMED_OUT,
+                                      f"not replicated to the ISR in {timeout_s:g} s"))
     elif not committed.result():
         answer.update(partition_error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
     elif len(hosted.isr) < hosted.log.config.min_insync_replicas:
@@ -117,7 +112,7 @@ async def handle(broker: Broker, request: Request) -> dict[str, Any] | None:
                 answer, wait = _append(broker, name, data, acks)
                 partitions.append(answer)
                 if wait is not None:
-                    waits.append(_await_commit(broker, answer, *wait,
+                    waits.append(_await_commit(answer, *wait,
                                                max(body["timeout_ms"], 0) / 1000))
         responses.append({"name": name, "partition_responses": partitions})
     handler_ms = (time.perf_counter() - started) * 1000  # the purgatory wait is not work
