@@ -10,6 +10,10 @@ and linger, the produce round trip, the broker's append, and the consumer's next
 
 Wire protocol between the processes and the orchestrator: the consumer prints ``ready``
 once its partition is assigned and its connection is up, then one JSON object at the end.
+
+The producer's ``--acks``, ``--linger-ms`` and ``--idempotence`` default to the original
+probe (acks=1, linger.ms=5, no idempotence); the density benchmark sets them to what
+mainstream clients now default to (acks=all, idempotence on, linger.ms 0 or 5).
 """
 
 from __future__ import annotations
@@ -48,12 +52,24 @@ def read_stamp(payload: bytes) -> int:
     return int(_STAMP.unpack_from(payload)[0])
 
 
+def producer_config(acks: str = "1", linger_ms: float = PRODUCER_CONFIG["linger.ms"],
+                    idempotence: bool = False
+                    ) -> dict[str, Any]:
+    """:data:`PRODUCER_CONFIG` with the delivery settings a caller chose; librdkafka
+    refuses idempotence unless acks=all, so that mistake fails here, before any process
+    has started."""
+    if idempotence and acks != "all":
+        raise ValueError("idempotence needs acks=all")
+    return {**PRODUCER_CONFIG, "acks": acks if acks == "all" else int(acks),
+            "linger.ms": linger_ms, "enable.idempotence": idempotence}
+
+
 def produce(bootstrap: str, topic: str, size: int, rate: int, seconds: float,
-            broker_pid: int) -> dict[str, Any]:
+            broker_pid: int, config: dict[str, Any] | None = None) -> dict[str, Any]:
     """Send ``rate * seconds`` records at a fixed rate: after each tick, send however many
     records are due by now (``rate * elapsed``), so a late tick catches up instead of
-    lowering the rate."""
-    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_CONFIG})
+    lowering the rate.  ``config`` defaults to :func:`producer_config`'s defaults."""
+    producer = Producer({"bootstrap.servers": bootstrap, **(config or producer_config())})
     producer.produce(topic, stamped_payload(WARM_UP_STAMP, size), partition=0)
     producer.flush(10)
     total = int(rate * seconds)
@@ -123,10 +139,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=0, help="records to await (consume)")
     parser.add_argument("--max-seconds", type=float, default=30.0, help="(consume)")
     parser.add_argument("--broker-pid", type=int, default=0, help="(produce)")
+    parser.add_argument("--acks", choices=["0", "1", "all"], default="1", help="(produce)")
+    parser.add_argument("--linger-ms", type=float, default=PRODUCER_CONFIG["linger.ms"],
+                        help="(produce)")
+    parser.add_argument("--idempotence", action="store_true",
+                        help="enable.idempotence=true; needs --acks all (produce)")
     args = parser.parse_args(argv)
     if args.mode == "produce":
+        try:
+            config = producer_config(args.acks, args.linger_ms, args.idempotence)
+        except ValueError as exc:
+            parser.error(str(exc))
         result = produce(args.bootstrap, args.topic, args.size, args.rate, args.seconds,
-                         args.broker_pid)
+                         args.broker_pid, config)
     else:
         result = consume(args.bootstrap, args.topic, args.count, args.max_seconds)
     print(json.dumps(result), flush=True)

@@ -39,6 +39,21 @@ def process_cpu_seconds(pid: int) -> float:
     return cpu_ticks_from_stat(stat_line) / CLOCK_TICKS_PER_SECOND
 
 
+def rss_bytes_from_status(status: str) -> int:
+    """Resident set size in bytes from the text of a ``/proc/<pid>/status`` file (its
+    ``VmRSS:`` line is in kB); it is what the process holds in RAM, the cost of keeping
+    idle partitions or connections that the density benchmark reports."""
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise ValueError("no VmRSS line (a zombie or kernel thread has none)")
+
+
+def process_rss_bytes(pid: int) -> int:
+    """Resident set size of another process, from /proc."""
+    return rss_bytes_from_status(Path(f"/proc/{pid}/status").read_text())
+
+
 def machine_busy_ticks_from_stat(proc_stat: str) -> int:
     """Non-idle clock ticks of all CPUs together, from the text of ``/proc/stat``.
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # ``python bench/run_all.py`` puts bench/ (not the repository) first on sys.path.
@@ -74,15 +74,32 @@ class Plan:
             rebalance_rounds=1)
 
 
+def start_client(module: str, args: list[str]) -> subprocess.Popen[str]:
+    """Start ``python -m module args`` with its stdout and stderr piped (text)."""
+    return subprocess.Popen([sys.executable, "-m", module, *args], cwd=REPO_ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish_client(client: subprocess.Popen[str], timeout_s: float) -> dict[str, Any]:
+    """Wait for a started client and return the JSON of its last line; a client still
+    running after ``timeout_s`` is killed (never left behind) and reported as an error."""
+    try:
+        output, errors = client.communicate(timeout=timeout_s)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.communicate()
+    if client.returncode != 0 or not output.strip():
+        module = cast(list[str], client.args)[2]
+        raise RuntimeError(f"{module} exited with {client.returncode}: "
+                           f"{errors.strip()[-500:]}")
+    result: dict[str, Any] = json.loads(output.splitlines()[-1])
+    return result
+
+
 def run_client(module: str, args: list[str], timeout_s: float) -> dict[str, Any]:
     """Run ``python -m module args`` to completion and return the JSON of its last line."""
-    completed = subprocess.run([sys.executable, "-m", module, *args], cwd=REPO_ROOT,
-                               capture_output=True, text=True, timeout=timeout_s)
-    if completed.returncode != 0 or not completed.stdout.strip():
-        raise RuntimeError(f"{module} exited with {completed.returncode}: "
-                           f"{completed.stderr.strip()[-500:]}")
-    result: dict[str, Any] = json.loads(completed.stdout.splitlines()[-1])
-    return result
+    return finish_client(start_client(module, args), timeout_s)
 
 
 def guarded(step: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -123,34 +140,43 @@ def throughput(cluster: Cluster, plan: Plan, sizes: list[tuple[str, int, int]]
 
 
 def latency(cluster: Cluster, plan: Plan) -> dict[str, Any]:
-    """Start the consumer, wait until it is fetching, then run the paced producer."""
-    count = int(plan.latency_rate * plan.latency_seconds)
-    common = ["--bootstrap", cluster.bootstrap, "--topic", "bench-latency",
-              "--size", str(plan.latency_size)]
-    consumer = subprocess.Popen(
-        [sys.executable, "-m", "bench.latency_client", "consume", *common, "--count",
-         str(count), "--max-seconds", str(plan.latency_seconds + 10)],
-        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """The acks=1, linger.ms=5 probe of ``make bench`` against the single broker."""
+    return {"size": plan.latency_size, "rate": plan.latency_rate,
+            "seconds": plan.latency_seconds,
+            **latency_probe(cluster.bootstrap, "bench-latency", cluster.broker_pid,
+                            plan.latency_size, plan.latency_rate, plan.latency_seconds)}
+
+
+def latency_probe(bootstrap: str, topic: str, broker_pid: int, size: int, rate: int,
+                  seconds: float, producer_args: tuple[str, ...] = (), producers: int = 1
+                  ) -> dict[str, Any]:
+    """Start the consumer, wait until it is fetching, then run ``producers`` paced
+    producer processes together (each at ``rate / producers``, with ``producer_args``
+    such as ``--acks all``); ``producer`` holds the first one's figures (its window covers
+    the broker's CPU), ``producer_rates`` every producer's achieved records/s."""
+    share = rate // producers
+    common = ["--bootstrap", bootstrap, "--topic", topic, "--size", str(size)]
+    consumer = start_client("bench.latency_client", [
+        "consume", *common, "--count", str(int(share * seconds) * producers),
+        "--max-seconds", str(seconds + 10)])
+    started: list[subprocess.Popen[str]] = []
     try:
         assert consumer.stdout is not None
         if consumer.stdout.readline().strip() != READY:
             raise RuntimeError("latency consumer did not start: "
                                + consumer.communicate(timeout=5)[1].strip()[-500:])
-        producer = run_client("bench.latency_client", [
-            "produce", *common, "--rate", str(plan.latency_rate), "--seconds",
-            str(plan.latency_seconds), "--broker-pid", str(cluster.broker_pid)],
-            plan.latency_seconds + CLIENT_OVERHEAD_S)
-        output, errors = consumer.communicate(timeout=CLIENT_OVERHEAD_S)
+        started = [start_client("bench.latency_client", [
+            "produce", *common, "--rate", str(share), "--seconds", str(seconds),
+            "--broker-pid", str(broker_pid), *producer_args]) for _ in range(producers)]
+        figures = [finish_client(p, seconds + CLIENT_OVERHEAD_S) for p in started]
+        received = finish_client(consumer, CLIENT_OVERHEAD_S)
     finally:
-        if consumer.poll() is None:
-            consumer.kill()
-            consumer.wait()
-    if consumer.returncode != 0:
-        raise RuntimeError(f"latency consumer exited with {consumer.returncode}: "
-                           f"{errors.strip()[-500:]}")
-    return {"size": plan.latency_size, "rate": plan.latency_rate,
-            "seconds": plan.latency_seconds, "producer": producer,
-            "consumer": json.loads(output.splitlines()[-1])}
+        for process in [consumer, *started]:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    return {"producer": figures[0], "producer_rates": [f["records_per_second"] for f in figures],
+            "consumer": received}
 
 
 def busy_cores(sample_seconds: float = 2.0) -> float:

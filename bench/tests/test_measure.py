@@ -17,6 +17,8 @@ from bench.measure import (
     own_cpu_seconds,
     percentile,
     process_cpu_seconds,
+    process_rss_bytes,
+    rss_bytes_from_status,
 )
 
 
@@ -91,3 +93,16 @@ def test_percentile_of_nothing_is_an_error() -> None:
 
 def test_megabytes_are_decimal() -> None:
     assert megabytes_per_second(3_000_000, 2.0) == 1.5
+
+
+def test_rss_is_the_vmrss_line_in_bytes() -> None:
+    assert rss_bytes_from_status("Name:\tpython\nVmPeak:\t 9 kB\nVmRSS:\t  2048 kB\n") == 2048 * 1024
+
+
+def test_rss_of_a_status_without_vmrss_is_an_error() -> None:
+    with pytest.raises(ValueError):
+        rss_bytes_from_status("Name:\tkthreadd\nState:\tS (sleeping)\n")
+
+
+def test_rss_of_this_process_is_plausible() -> None:
+    assert 1_000_000 < process_rss_bytes(os.getpid()) < 10_000_000_000
