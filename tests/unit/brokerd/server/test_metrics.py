@@ -1,0 +1,24 @@
+"""The probe's counters: the cached labelled children must keep counting into the same
+series the registry exposes."""
+
+from __future__ import annotations
+
+from brokerd.server.metrics import BrokerProbe
+
+
+def test_request_and_byte_counters_accumulate_per_label() -> None:
+    probe = BrokerProbe()
+    probe.request_done("Produce", 9, 0.002)
+    probe.request_done("Produce", 9, 0.004)
+    probe.request_done("Fetch", 12, 0.5)
+    probe.bytes_in("orders", 100, 2)
+    probe.bytes_in("orders", 50, 1)
+    probe.bytes_out("orders", 70)
+    sample = probe.registry.get_sample_value
+    assert sample("kafka_network_requests_total", {"api": "Produce", "version": "9"}) == 2
+    assert sample("kafka_network_requests_total", {"api": "Fetch", "version": "12"}) == 1
+    assert sample("kafka_network_request_seconds_count", {"api": "Produce"}) == 2
+    assert abs(sample("kafka_network_request_seconds_sum", {"api": "Produce"}) - 0.006) < 1e-9
+    assert sample("kafka_server_bytes_in_total", {"topic": "orders"}) == 150
+    assert sample("kafka_server_messages_in_total", {"topic": "orders"}) == 3
+    assert sample("kafka_server_bytes_out_total", {"topic": "orders"}) == 70
