@@ -126,6 +126,11 @@ class BrokerConfig:
     replica_fetch_max_bytes: int = 1_048_576
     replica_fetch_response_max_bytes: int = 10_485_760
     replica_socket_timeout_ms: int = 30_000
+    # Fetch sessions (KIP-227, docs/brokerd.md "Replication"), Kafka's keys and defaults:
+    # at most this many sessions are cached (0: none, every fetch is full), and a session
+    # unused for this long may be evicted by any new one.
+    max_incremental_fetch_session_cache_slots: int = 1000
+    min_incremental_fetch_session_eviction_ms: int = 120_000
     # Controller: moving leadership back to preferred replicas, and SIGTERM's hand-over.
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_seconds: int = 300
@@ -259,6 +264,10 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         replica_fetch_response_max_bytes=_as_int(props, "replica.fetch.response.max.bytes",
                                                  10_485_760),
         replica_socket_timeout_ms=_as_int(props, "replica.socket.timeout.ms", 30_000),
+        max_incremental_fetch_session_cache_slots=_as_int(
+            props, "max.incremental.fetch.session.cache.slots", 1000),
+        min_incremental_fetch_session_eviction_ms=_as_int(
+            props, "min.incremental.fetch.session.eviction.ms", 120_000),
         auto_leader_rebalance_enable=_as_bool(props, "auto.leader.rebalance.enable", True),
         leader_imbalance_check_interval_seconds=_as_int(
             props, "leader.imbalance.check.interval.seconds", 300),
@@ -285,6 +294,10 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
            config.replica_fetch_max_bytes, config.replica_socket_timeout_ms,
            config.leader_imbalance_check_interval_seconds) < 1:
         raise ConfigError("replica.* and leader.imbalance.check.interval.seconds must be >= 1")
+    if min(config.max_incremental_fetch_session_cache_slots,
+           config.min_incremental_fetch_session_eviction_ms) < 0:
+        raise ConfigError("max.incremental.fetch.session.cache.slots and "
+                          "min.incremental.fetch.session.eviction.ms must be >= 0")
     if config.inter_broker_listener_name not in {e.name for e in listeners}:
         raise ConfigError(f"inter.broker.listener.name {config.inter_broker_listener_name!r} "
                           "names none of the listeners")

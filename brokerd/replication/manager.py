@@ -65,6 +65,10 @@ class ReplicaManager:
         self._isr_write_slots = asyncio.Semaphore(ISR_WRITES_IN_FLIGHT)
         self._last_isr_check_ms: int | None = None
 
+    def now_ms(self) -> int:
+        """The clock follower fetch times are kept in (fetch sessions use it too)."""
+        return self._clock_ms()
+
     def get(self, topic: str, partition: int) -> Partition | None:
         """The hosted replica, leader or follower."""
         return self._partitions.get((topic, partition))

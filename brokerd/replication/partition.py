@@ -11,6 +11,12 @@ watermark to the minimum over the ISR, names the ISR change it wants (shrink aft
 ``acks=all`` waits when the high watermark passes them.  Follower: appends what the
 fetcher brings and takes min(leader's high watermark, own log end).
 
+Notifications (:class:`Listeners`): ``appended``, ``high_watermark_advanced`` and
+``role_changed`` (leader/follower/stopped, a new epoch or replica set), for long-poll
+fetches and fetch sessions.  A follower whose fetch session (KIP-227) holds this partition
+without naming it still fetches it at its last offset every time: ``session_fetches``
+tells the ISR check when (see :func:`rules.repeat_fetch`).
+
 Epochs never go backwards: a state with an older leader epoch is ignored.
 Not thread-safe: used from the asyncio loop thread only.
 """
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 
 from brokerd.replication import rules
 from brokerd.replication.listeners import Listener, Listeners
@@ -51,6 +58,10 @@ class Partition:
         self.proposed_isr: tuple[int, ...] | None = None  # an ISR write in flight
         self.appended = Listeners()
         self.high_watermark_advanced = Listeners()
+        self.role_changed = Listeners()
+        # Follower replica -> when its fetch session last fetched this partition implicitly
+        # (None: not implied now, e.g. the last answer was an error).
+        self.session_fetches: dict[int, Callable[[], int | None]] = {}
         self._commit_waits: list[tuple[int, asyncio.Future[bool]]] = []
         log.high_watermark_follows_log_end = False  # this object owns the high watermark
 
@@ -95,6 +106,7 @@ class Partition:
                 if replica != self.broker_id:
                     self.followers.setdefault(replica, rules.FollowerState())
         self._maybe_advance_high_watermark()
+        self.role_changed.fire()
         return True
 
     def become_follower(self, leader_id: int, leader_epoch: int, replicas: tuple[int, ...],
@@ -111,12 +123,14 @@ class Partition:
             self.leader_id, self.leader_epoch = leader_id, leader_epoch
             self.followers, self.proposed_isr = {}, None
             self.abandon_commit_waits()
+        self.role_changed.fire()
         return changed
 
     def stop(self) -> None:
         """No longer hosted here: parked acks=all waits fail as leadership lost."""
         self.leader_id = NO_LEADER
         self.abandon_commit_waits()
+        self.role_changed.fire()
 
     # ---- leader ---------------------------------------------------------------------
 
@@ -148,6 +162,7 @@ class Partition:
         last known offset may still equal an idle high watermark."""
         if not self.is_leader or self.proposed_isr is not None:
             return None
+        self._apply_session_fetches()
         lagging = rules.out_of_sync(self.broker_id, self.isr, self.followers, now_ms,
                                     lag_time_max_ms)
         joining: tuple[int, ...] = ()
@@ -159,6 +174,15 @@ class Partition:
             return None
         self.proposed_isr = tuple(r for r in self.isr if r not in lagging) + joining
         return self.proposed_isr
+
+    def _apply_session_fetches(self) -> None:
+        """Count the fetches followers made of this partition through their sessions
+        without naming it (an idle, caught-up follower sends nothing about it)."""
+        for replica, fetched_ms in self.session_fetches.items():
+            state = self.followers.get(replica)
+            when = fetched_ms()
+            if state is not None and when is not None:
+                self.followers[replica] = rules.repeat_fetch(state, when)
 
     def isr_change_done(self, leader_epoch: int, isr: tuple[int, ...] | None,
                         zk_version: int) -> None:

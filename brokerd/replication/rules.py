@@ -43,6 +43,16 @@ def record_fetch(state: FollowerState, fetch_offset: int, leader_leo: int,
     return FollowerState(fetch_offset, caught_up, leader_leo, now_ms)
 
 
+def repeat_fetch(state: FollowerState, now_ms: int) -> FollowerState:
+    """The follower fetched again at ``now_ms`` from the same offset while the leader's log
+    end had not moved since its last recorded fetch (an idle partition of its fetch
+    session, KIP-227): :func:`record_fetch` with the values of that last fetch.  Nothing
+    is implied before a first recorded fetch in this leadership term."""
+    if state.last_fetch_leader_leo == UNDEFINED or now_ms <= state.last_fetch_ms:
+        return state
+    return record_fetch(state, state.log_end_offset, state.last_fetch_leader_leo, now_ms)
+
+
 def reset_for_leadership(state: FollowerState, in_isr: bool, now_ms: int) -> FollowerState:
     """A new leadership term: ISR members get a full lag allowance from now (Kafka sets
     their last caught-up time to the moment of becoming leader); others start unknown."""

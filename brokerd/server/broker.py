@@ -40,6 +40,7 @@ from brokerd.replication.fetcher import Endpoint, FetcherManager, FetchSettings
 from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import NO_LEADER, Partition
 from brokerd.server.auth import SecurityState
+from brokerd.server.fetch_sessions import FetchSessionCache
 from brokerd.server.handlers.metadata import endpoint_for
 from brokerd.server.listener import Listener
 from brokerd.server.log_cleaning import CleanerLoop
@@ -82,6 +83,10 @@ class Broker:
         self.replicas = ReplicaManager(config.broker_id, self.log_manager, fetchers,
                                        config.replica_lag_time_max_ms,
                                        is_live=lambda broker_id: broker_id in self.cache.brokers)
+        # Fetch sessions (KIP-227) of followers and consumers, served by handlers.fetch.
+        self.fetch_sessions = FetchSessionCache(
+            config.max_incremental_fetch_session_cache_slots,
+            config.min_incremental_fetch_session_eviction_ms)
         self.quotas = BrokerQuotaGlue()
         self.metering = BrokerMetering(self)
         self.probe = BrokerProbe(self._log_sizes, lambda: self.quotas.latest_metrics)

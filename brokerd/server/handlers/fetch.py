@@ -13,27 +13,49 @@ whole batch, so a batch larger than the limits never blocks a consumer.
 Long poll: when fewer than ``min_bytes`` are available (and no partition has an error)
 the request parks until one of its partitions has more for it (an append for a follower,
 a high watermark advance for a consumer), ``max_wait_ms`` elapses, or the broker shuts
-down; then it reads again.  Fetch sessions (KIP-227) are not kept: every
-response says session id 0, which tells clients to keep sending full fetch requests.
+down; then it reads again.
+
+Fetch sessions (KIP-227, v7+; rules in :mod:`brokerd.server.fetch_sessions`): a full
+fetch with epoch 0 creates a session over its partitions when the cache has room.  Each
+session partition is bound once to its :class:`Partition`'s notifications (high
+watermark advances and role changes; appends too for followers), which mark it pending
+in the session.  An incremental fetch therefore reads only the partitions it names plus
+the pending ones, answers only those with something to say, and parks on one
+session-wide wake-up: an idle partition costs nothing per fetch.  A follower's session
+stands for a fetch of every partition in it at the session's fetch offset (that offset
+*is* the follower's log end): named and pending partitions are recorded at each fetch,
+and the idle rest through :attr:`Partition.session_fetches`, which the ISR check reads,
+so a caught-up follower of an idle partition stays in the ISR.
 
 Quotas (consumers, not followers): an entity already over its fetch quota is answered at
 once with no partitions and the throttle, without reading; otherwise ``max_bytes`` is
 lowered to the quota's per-response cap, the log is read, and the response bytes are
 charged; if that throttles, the answer is again empty (the bytes are taken back, so only
-delivered bytes count) and the connection is muted.
+delivered bytes count) and the connection is muted.  A throttled answer changes no
+session state except the epoch (as in Kafka): what it left out stays pending.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.server.fetch_sessions import (
+    INVALID_SESSION_ID,
+    CachedPartition,
+    FetchSession,
+    RequestKind,
+    classify,
+    next_epoch,
+)
 from brokerd.server.transfer import RegionList
 from brokerd.storage import StorageError
 
 if TYPE_CHECKING:
+    from brokerd.replication.listeners import Listeners
     from brokerd.replication.partition import Partition
     from brokerd.server.broker import Broker
     from brokerd.server.request import Request
@@ -57,55 +79,71 @@ def _empty(index: int, error: int, hosted: Partition | None = None) -> dict[str,
             "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
 
 
+@dataclass
+class _Wanted:
+    """One partition a round reads: the request's fields, and its session entry if any."""
+
+    topic: str
+    wanted: dict[str, Any]
+    cached: CachedPartition | None = None
+
+
+@dataclass
+class _Read:
+    """What a round read for one partition; ``more``: it may still have something to say
+    (unread data or an error), so a session keeps it pending."""
+
+    item: _Wanted
+    answer: dict[str, Any]
+    nbytes: int
+    more: bool
+
+
+@dataclass
 class _FetchRound:
-    """One pass over the request's partitions, applying the size limits."""
+    """One pass over a request's partitions, applying the size limits."""
 
-    def __init__(self, broker: Broker, body: dict[str, Any]) -> None:
-        self.broker = broker
-        self.body = body
-        self.replica_id: int = body.get("replica_id", -1)
-        self.total_bytes = 0
-        self.has_error = False
-        self.sent: list[tuple[str, int]] = []  # (topic, bytes) for the metrics
+    broker: Broker
+    body: dict[str, Any]
+    total_bytes: int = 0
+    has_error: bool = False
+    sent: list[tuple[str, int]] = field(default_factory=list)  # (topic, bytes): metrics
 
-    def read(self) -> list[dict[str, Any]]:
+    def read(self, items: list[_Wanted]) -> list[_Read]:
         remaining = max(self.body["max_bytes"], 0)
-        responses = []
-        for topic in self.body["topics"]:
-            partitions = []
-            for wanted in topic["partitions"]:
-                entry = self._read_partition(topic["topic"], wanted, remaining)
-                size = entry["records"].nbytes if isinstance(entry["records"], RegionList) else 0
-                remaining = max(remaining - size, 0)
-                partitions.append(entry)
-            responses.append({"topic": topic["topic"], "partitions": partitions})
-        return responses
+        reads = []
+        for item in items:
+            read = self._read_partition(item, remaining)
+            remaining = max(remaining - read.nbytes, 0)
+            reads.append(read)
+        return reads
 
-    def _read_partition(self, topic: str, wanted: dict[str, Any], remaining: int
-                        ) -> dict[str, Any]:
-        index = wanted["partition"]
-        hosted, error = self.broker.leader_partition(topic, index)
+    def _read_partition(self, item: _Wanted, remaining: int) -> _Read:
+        wanted, replica_id = item.wanted, self.body["replica_id"]
+        hosted, error = self.broker.leader_partition(item.topic, wanted["partition"])
         if hosted is not None:
-            error = refusal(hosted, wanted, self.replica_id)
+            error = refusal(hosted, wanted, replica_id)
         if hosted is None or error:
             self.has_error = True
-            return _empty(index, error, hosted)
+            return _Read(item, _empty(wanted["partition"], error, hosted), 0, True)
         limit = min(max(wanted["partition_max_bytes"], 0), remaining)
+        readable_end = hosted.log_end_offset if replica_id >= 0 else hosted.high_watermark
         try:
             result = hosted.log.read(
                 wanted["fetch_offset"], limit,
-                max_offset=None if self.replica_id >= 0 else hosted.high_watermark,
+                max_offset=None if replica_id >= 0 else readable_end,
                 min_one_batch=self.total_bytes == 0)
         except StorageError as exc:
             self.has_error = True
-            return _empty(index, exc.error_code, hosted)
-        entry = _empty(index, ErrorCode.NONE, hosted)
+            return _Read(item, _empty(wanted["partition"], exc.error_code, hosted), 0, True)
+        answer = _empty(wanted["partition"], ErrorCode.NONE, hosted)
+        nbytes = 0
         if result.regions:
             records = RegionList(list(result.regions))
-            entry["records"] = records
-            self.total_bytes += records.nbytes
-            self.sent.append((topic, records.nbytes))
-        return entry
+            answer["records"], nbytes = records, records.nbytes
+            self.total_bytes += nbytes
+            self.sent.append((item.topic, nbytes))
+        return _Read(item, answer, nbytes, wanted["fetch_offset"] < readable_end)
 
 
 def refusal(hosted: Partition, wanted: dict[str, Any], replica_id: int) -> ErrorCode:
@@ -117,81 +155,250 @@ def refusal(hosted: Partition, wanted: dict[str, Any], replica_id: int) -> Error
     return error
 
 
-def _record_follower_fetch(broker: Broker, body: dict[str, Any]) -> None:
-    """The follower's fetch offsets are its log end offsets: record them before reading
-    (a fetch the read refuses is not recorded)."""
-    replica_id = body["replica_id"]
-    for topic in body["topics"]:
-        for wanted in topic["partitions"]:
-            hosted = broker.replicas.leader(topic["topic"], wanted["partition"])
-            if hosted is not None and not refusal(hosted, wanted, replica_id):
-                broker.replicas.record_follower_fetch(hosted, replica_id, wanted["fetch_offset"])
+# ---- sessions bound to partitions ------------------------------------------------------
 
 
-async def _wait_for_data(broker: Broker, body: dict[str, Any], timeout: float) -> None:
-    """Park until a partition may have more to read: appends wake followers, high
-    watermark advances wake consumers."""
-    for_replica = body.get("replica_id", -1) >= 0
-    loop = asyncio.get_running_loop()
-    woken = loop.create_future()
+class _Binding:
+    """A session partition's subscription to its hosted :class:`Partition`: changes mark
+    it pending in the session; for a follower's session it also tells the partition when
+    the follower last fetched it implicitly (see the module doc)."""
 
-    def wake() -> None:
-        if not woken.done():
-            woken.set_result(None)
+    def __init__(self, session: FetchSession, key: tuple[str, int], partition: Partition,
+                 replica_id: int) -> None:
+        self.session, self.key, self.partition = session, key, partition
+        self.replica_id = replica_id
+        self.refused = False  # its last answer was an error: no fetch of it is implied
+        self._events: list[Listeners] = [partition.high_watermark_advanced,
+                                          partition.role_changed]
+        if replica_id >= 0:
+            self._events.append(partition.appended)
+            partition.session_fetches[replica_id] = self.implied_fetch_ms
+        for event in self._events:
+            event.add(self.changed)
 
-    hosted = [p for topic in body["topics"] for wanted in topic["partitions"]
-              if (p := broker.replicas.leader(topic["topic"], wanted["partition"])) is not None]
-    for partition in hosted:
-        partition.add_listener(for_replica, wake)
-    shutdown = loop.create_task(broker.shutting_down.wait())
-    try:
-        await asyncio.wait({woken, shutdown}, timeout=timeout,
-                           return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        shutdown.cancel()
+    def changed(self) -> None:
+        self.session.mark(self.key)
+
+    def implied_fetch_ms(self) -> int | None:
+        """When the follower last fetched this partition at its cached offset."""
+        return None if self.refused else self.session.last_used_ms
+
+    def release(self) -> None:
+        for event in self._events:
+            event.remove(self.changed)
+        fetches = self.partition.session_fetches
+        if fetches.get(self.replica_id) == self.implied_fetch_ms:
+            del fetches[self.replica_id]
+
+
+def _bind(broker: Broker, session: FetchSession, cached: CachedPartition,
+          replica_id: int) -> _Binding | None:
+    """(Re)bind ``cached`` to the partition hosted now (replaced after a stop, or hosted
+    only now).  Unhosted partitions stay unbound and pending: they answer an error."""
+    hosted = broker.replicas.get(*cached.key)
+    binding = cached.binding
+    if isinstance(binding, _Binding) and binding.partition is hosted:
+        return binding
+    cached.close()
+    if hosted is None:
+        return None
+    binding = cached.binding = _Binding(session, cached.key, hosted, replica_id)
+    return binding
+
+
+def _settle(broker: Broker, session: FetchSession, cached: CachedPartition, read: _Read,
+            replica_id: int) -> None:
+    """After an answered read: keep the partition pending or let it rest, and note
+    whether the follower's fetch of it was refused."""
+    session.settle(cached.key, read.more)
+    binding = _bind(broker, session, cached, replica_id)
+    if binding is not None:
+        binding.refused = read.answer["error_code"] != ErrorCode.NONE
+
+
+class _Context:
+    """What one request fetches under its session metadata, and how it is answered."""
+
+    def __init__(self, kind: RequestKind, error: ErrorCode = ErrorCode.NONE,
+                 session: FetchSession | None = None,
+                 named: list[tuple[str, int]] | None = None) -> None:
+        self.kind, self.error, self.session = kind, error, session
+        self.named = named or []
+
+    @classmethod
+    def open(cls, broker: Broker, body: dict[str, Any]) -> _Context:
+        kind, error = classify(body["session_id"], body["session_epoch"])
+        if error or kind is not RequestKind.INCREMENTAL:
+            if not error and body["session_id"] != INVALID_SESSION_ID:
+                broker.fetch_sessions.remove(body["session_id"])  # a full fetch closes it
+            return cls(kind, error)
+        session = broker.fetch_sessions.get(body["session_id"])
+        if session is None:
+            return cls(kind, ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
+        if session.epoch != body["session_epoch"]:
+            return cls(kind, ErrorCode.INVALID_FETCH_SESSION_EPOCH)
+        named = [((topic["topic"], wanted["partition"]), wanted)
+                 for topic in body["topics"] for wanted in topic["partitions"]]
+        added = session.update(named, [(topic["topic"], index)
+                                       for topic in body["forgotten_topics_data"]
+                                       for index in topic["partitions"]])
+        for cached in added:
+            _bind(broker, session, cached, body["replica_id"])
+        if not session.partitions:  # nothing left: Kafka closes it and answers sessionless
+            broker.fetch_sessions.remove(session.id)
+            return cls(RequestKind.SESSIONLESS)
+        broker.fetch_sessions.touch(session, broker.replicas.now_ms())
+        session.epoch = next_epoch(session.epoch)
+        return cls(kind, session=session, named=[key for key, _ in named])
+
+    @property
+    def throttled_session_id(self) -> int:
+        """A throttled answer keeps an incremental session, creates none."""
+        return self.session.id if self.session is not None else INVALID_SESSION_ID
+
+    def items(self, body: dict[str, Any]) -> list[_Wanted]:
+        """Full fetches read the request's partitions; incremental ones the partitions
+        they name plus the session's pending ones, never the idle rest."""
+        if self.session is None:
+            return [_Wanted(topic["topic"], wanted) for topic in body["topics"]
+                    for wanted in topic["partitions"]]
+        return [_Wanted(cached.key[0], cached.wanted, cached)
+                for cached in self.session.to_fetch(self.named)]
+
+    async def wait(self, broker: Broker, body: dict[str, Any], timeout: float) -> None:
+        """Park until something may have changed: one session-wide wake-up for an
+        incremental fetch, else listeners on each of the request's partitions."""
+        loop = asyncio.get_running_loop()
+        woken = loop.create_future()
+
+        def wake() -> None:
+            if not woken.done():
+                woken.set_result(None)
+
+        hosted = [] if self.session is not None else _hosted_leaders(broker, body)
+        for_replica = body["replica_id"] >= 0
+        if self.session is not None:
+            self.session.notify = wake
         for partition in hosted:
-            partition.remove_listener(for_replica, wake)
+            partition.add_listener(for_replica, wake)
+        shutdown = loop.create_task(broker.shutting_down.wait())
+        try:
+            await asyncio.wait({woken, shutdown}, timeout=timeout,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            shutdown.cancel()
+            if self.session is not None:
+                self.session.notify = None
+            for partition in hosted:
+                partition.remove_listener(for_replica, wake)
+
+    def answer(self, broker: Broker, body: dict[str, Any], reads: list[_Read]
+               ) -> tuple[list[_Read], int]:
+        """The partitions to answer and the session id to answer with; session state
+        (what the fetcher was told, what stays pending) changes only here."""
+        if self.kind is RequestKind.SESSIONLESS:
+            return reads, INVALID_SESSION_ID
+        if self.session is None:
+            return reads, _create_session(broker, body["replica_id"], reads)
+        # Evicted while parked: answer, but leave the closed session unbound.
+        live = broker.fetch_sessions.get(self.session.id) is self.session
+        answered = []
+        for read in reads:
+            cached = read.item.cached
+            assert cached is not None  # incremental reads are all session partitions
+            if cached.must_respond(read.answer, read.nbytes):
+                cached.remember(read.answer)
+                answered.append(read)
+            if live:
+                _settle(broker, self.session, cached, read, body["replica_id"])
+        return answered, self.session.id
 
 
-def _response(responses: list[dict[str, Any]], throttle_ms: int = 0) -> dict[str, Any]:
-    return {"throttle_time_ms": throttle_ms, "error_code": 0, "session_id": 0,
-            "responses": responses}
+def _create_session(broker: Broker, replica_id: int, reads: list[_Read]) -> int:
+    """A full fetch with epoch 0: a session over its partitions if the cache has room."""
+    partitions: dict[tuple[str, int], CachedPartition] = {}
+    for read in reads:
+        key = (read.item.topic, read.item.wanted["partition"])
+        cached = partitions[key] = CachedPartition(key, read.item.wanted)
+        cached.remember(read.answer)
+    session = broker.fetch_sessions.create(broker.replicas.now_ms(), replica_id >= 0,
+                                           partitions)
+    if session is None:
+        return INVALID_SESSION_ID
+    for read in reads:
+        key = (read.item.topic, read.item.wanted["partition"])
+        _settle(broker, session, partitions[key], read, replica_id)
+    return session.id
+
+
+def _hosted_leaders(broker: Broker, body: dict[str, Any]) -> list[Partition]:
+    return [p for topic in body["topics"] for wanted in topic["partitions"]
+            if (p := broker.replicas.leader(topic["topic"], wanted["partition"])) is not None]
+
+
+def _record_follower_fetch(broker: Broker, replica_id: int, items: list[_Wanted]) -> None:
+    """The follower's fetch offsets are its log end offsets: record them before reading
+    (a fetch the read refuses is not recorded).  Under a session, the partitions not
+    among ``items`` count through :attr:`Partition.session_fetches`."""
+    for item in items:
+        hosted = broker.replicas.leader(item.topic, item.wanted["partition"])
+        if hosted is not None and not refusal(hosted, item.wanted, replica_id):
+            broker.replicas.record_follower_fetch(hosted, replica_id,
+                                                  item.wanted["fetch_offset"])
+
+
+def _by_topic(reads: list[_Read]) -> list[dict[str, Any]]:
+    topics: dict[str, list[dict[str, Any]]] = {}
+    for read in reads:
+        topics.setdefault(read.item.topic, []).append(read.answer)
+    return [{"topic": topic, "partitions": answers} for topic, answers in topics.items()]
+
+
+def _response(responses: list[dict[str, Any]], throttle_ms: int = 0,
+              session_id: int = INVALID_SESSION_ID,
+              error: ErrorCode = ErrorCode.NONE) -> dict[str, Any]:
+    return {"throttle_time_ms": throttle_ms, "error_code": int(error),
+            "session_id": session_id, "responses": responses}
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:
     body = request.body
     connection, client_id = request.connection, request.header.client_id
+    context = _Context.open(broker, body)
+    if context.error:
+        return _response([], error=context.error)
     # Follower fetches (replica id >= 0) are replication, exempt from client quotas.
-    quoted = body.get("replica_id", -1) < 0
+    quoted = body["replica_id"] < 0
     if quoted:
         throttle_ms = broker.quotas.fetch_throttle_before_read(connection, client_id)
         if throttle_ms > 0:
-            return _response([], throttle_ms)
+            return _response([], throttle_ms, context.throttled_session_id)
         body = {**body, "max_bytes": broker.quotas.fetch_max_bytes(
             connection, client_id, body["max_bytes"])}
     else:
-        _record_follower_fetch(broker, body)
+        _record_follower_fetch(broker, body["replica_id"], context.items(body))
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(body["max_wait_ms"], 0) / 1000
     handler_s = 0.0  # time spent reading, without the long-poll waits
     while True:
         started = time.perf_counter()
         fetch_round = _FetchRound(broker, body)
-        responses = fetch_round.read()
+        reads = fetch_round.read(context.items(body))
         handler_s += time.perf_counter() - started
         remaining = deadline - loop.time()
         if (fetch_round.total_bytes >= body["min_bytes"] or fetch_round.has_error
                 or remaining <= 0 or broker.shutting_down.is_set()):
             break
-        await _wait_for_data(broker, body, remaining)
+        await context.wait(broker, body, remaining)
     if quoted:
         throttle_ms = broker.quotas.fetch_throttle(
             connection, client_id, response_bytes=fetch_round.total_bytes,
             handler_time_ms=handler_s * 1000)
-        if throttle_ms > 0:
-            return _response([], throttle_ms)  # Kafka: a throttled fetch carries no data
+        if throttle_ms > 0:  # Kafka: a throttled fetch carries no data
+            return _response([], throttle_ms, context.throttled_session_id)
     for topic, nbytes in fetch_round.sent:  # only the round that is answered counts
         broker.probe.bytes_out(topic, nbytes)
     if quoted:  # consumers only: follower fetches are replication, not billed
         broker.metering.fetched(request, body["topics"], fetch_round.sent)
-    return _response(responses)
+    answered, session_id = context.answer(broker, body, reads)
+    return _response(_by_topic(answered), session_id=session_id)

@@ -71,3 +71,17 @@ def test_inter_broker_listener_must_be_a_plaintext_listener() -> None:
     with pytest.raises(ConfigError, match="PLAINTEXT"):
         build_config({**REQUIRED, "listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9192",
                       "inter.broker.listener.name": "SASL_PLAINTEXT"})
+
+
+def test_fetch_session_cache_keys() -> None:
+    default = build_config(REQUIRED)
+    assert (default.max_incremental_fetch_session_cache_slots,
+            default.min_incremental_fetch_session_eviction_ms) == (1000, 120_000)
+    config = build_config({**REQUIRED, "max.incremental.fetch.session.cache.slots": "0",
+                           "min.incremental.fetch.session.eviction.ms": "500"})
+    assert (config.max_incremental_fetch_session_cache_slots,
+            config.min_incremental_fetch_session_eviction_ms) == (0, 500)
+    for key in ("max.incremental.fetch.session.cache.slots",
+                "min.incremental.fetch.session.eviction.ms"):
+        with pytest.raises(ConfigError, match=key):
+            build_config({**REQUIRED, key: "-1"})

@@ -1,0 +1,80 @@
+"""Followers fetching through a fetch session (KIP-227) without naming idle partitions:
+the leader counts those implied fetches for ISR lag, but never for a dead follower, a
+lagging one, or one whose fetch was refused; and role changes are announced."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from brokerd.protocol.records import build_batch
+from brokerd.replication import rules
+from brokerd.replication.partition import Partition
+from brokerd.storage import LogConfig, LogManager
+
+LAG_MS = 30_000
+
+
+def leader(tmp_path: Path) -> Partition:
+    log = LogManager([tmp_path], LogConfig()).get_or_create("t", 0, LogConfig())
+    partition = Partition("t", 0, uuid.uuid4(), log, broker_id=1)
+    assert partition.become_leader(4, (1, 2), (1, 2), zk_version=1, now_ms=0)
+    return partition
+
+
+def append(partition: Partition, count: int = 1) -> None:
+    partition.append_as_leader(memoryview(build_batch(
+        [(None, b"v", [], 1_700_000_000_000)] * count)))
+
+
+def test_repeat_fetch_is_record_fetch_with_the_last_fetchs_values() -> None:
+    caught_up = rules.record_fetch(rules.FollowerState(), 5, 5, now_ms=100)
+    assert rules.repeat_fetch(caught_up, 900) == rules.record_fetch(caught_up, 5, 5, 900)
+    assert rules.repeat_fetch(caught_up, 900).last_caught_up_ms == 900
+    behind = rules.record_fetch(rules.FollowerState(), 3, 5, now_ms=100)
+    assert rules.repeat_fetch(behind, 900).last_caught_up_ms == 0  # still behind
+    assert rules.repeat_fetch(caught_up, 50) == caught_up  # not newer than the last
+    fresh_term = rules.reset_for_leadership(caught_up, True, 1_000)
+    assert rules.repeat_fetch(fresh_term, 5_000) == fresh_term  # no fetch this term yet
+
+
+def test_an_idle_caught_up_follower_of_a_session_stays_in_the_isr(tmp_path: Path) -> None:
+    partition = leader(tmp_path)
+    append(partition, 3)
+    partition.record_follower_fetch(2, 3, now_ms=1_000)  # caught up, then idle
+    session_ms = [1_000]
+    partition.session_fetches[2] = lambda: session_ms[0]
+    session_ms[0] = 100_000  # it kept fetching (naming nothing) until now
+    assert partition.begin_isr_change(100_500, LAG_MS) is None
+    append(partition)  # data arrives after its last session fetch: no wrong shrink
+    assert partition.begin_isr_change(100_600, LAG_MS) is None
+
+
+def test_a_dead_follower_is_still_shrunk(tmp_path: Path) -> None:
+    partition = leader(tmp_path)
+    partition.record_follower_fetch(2, 0, now_ms=1_000)
+    partition.session_fetches[2] = lambda: 2_000  # its session stopped fetching at 2 s
+    assert partition.begin_isr_change(2_000 + LAG_MS + 1, LAG_MS) == (1,)
+
+
+def test_a_lagging_or_refused_follower_gains_nothing_from_its_session(tmp_path: Path
+                                                                     ) -> None:
+    partition = leader(tmp_path)
+    append(partition, 3)
+    partition.record_follower_fetch(2, 1, now_ms=1_000)  # behind the leader's end
+    partition.session_fetches[2] = lambda: 100_000
+    assert partition.begin_isr_change(100_000, LAG_MS) == (1,)
+    partition.isr_change_done(4, None, 1)
+    partition.record_follower_fetch(2, 3, now_ms=1_000)
+    partition.session_fetches[2] = lambda: None  # its last answer was an error
+    assert partition.begin_isr_change(100_000, LAG_MS) == (1,)
+
+
+def test_role_changes_are_announced(tmp_path: Path) -> None:
+    partition = leader(tmp_path)
+    seen: list[int] = []
+    partition.role_changed.add(lambda: seen.append(partition.leader_id))
+    partition.become_leader(5, (1, 2), (1, 2), zk_version=2, now_ms=0)
+    partition.become_follower(2, 6, (1, 2), (2,), 3)
+    partition.stop()
+    assert seen == [1, 2, -1]
