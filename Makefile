@@ -5,7 +5,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 PYTHON ?= python3
 
-.PHONY: run test bench bench-replication lint install system-packages
+.PHONY: run test bench bench-replication bench-density lint install system-packages
 
 install: system-packages $(STAMP)
 
@@ -29,6 +29,9 @@ bench: install
 
 bench-replication: install
 	$(VENV)/bin/python bench/replication.py
+
+bench-density: install
+	$(VENV)/bin/python -m bench.density
 
 lint: install
 	$(VENV)/bin/ruff check .

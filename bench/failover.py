@@ -89,10 +89,18 @@ def all_led_by_others(cluster: Cluster, topics: list[str], gone: int, total: int
     return True
 
 
+def scale_topics(topic_count: int, partitions_per_topic: int) -> dict[str, int]:
+    """The names and sizes :func:`measure` fails over: ``scale-0`` … ``scale-<n-1>``."""
+    return {f"scale-{i}": partitions_per_topic for i in range(topic_count)}
+
+
 def measure(cluster: Cluster, topic_count: int = 3, partitions_per_topic: int = 1000,
-            victim: int = 2) -> FailoverFigures:
-    topics = {f"scale-{i}": partitions_per_topic for i in range(topic_count)}
-    create_topics(cluster, {**topics, PROBE_TOPIC: PROBE_PARTITIONS})
+            victim: int = 2, create: bool = True) -> FailoverFigures:
+    """Fail over :func:`scale_topics` plus a probe topic; ``create=False`` when the
+    caller already created the scale topics (the density benchmark fails over the
+    partitions whose idle cost it just measured, instead of creating them twice)."""
+    topics = scale_topics(topic_count, partitions_per_topic)
+    create_topics(cluster, {**(topics if create else {}), PROBE_TOPIC: PROBE_PARTITIONS})
     names = [*topics, PROBE_TOPIC]
     total = sum(topics.values()) + PROBE_PARTITIONS
     survivor = next(b for b in cluster.brokers if b != victim)

@@ -1,0 +1,221 @@
+"""The density phases of ``make bench`` (issue 13): the default client path on a replicated
+cluster, idle partitions, idle connections and failover at scale, with NATS JetStream and
+Redis Streams doing the same work in the same run.  ``python -m bench.density [--quick]``
+(``make bench-density``) runs them alone; ``bench/run_all.py`` runs them after its own.
+
+Phases, each bounded and guarded (a failure is reported, the others still run):
+
+1. default-client path: three brokers (the test harness), one RF 3 topic with
+   ``min.insync.replicas=2``, confluent-kafka with acks=all and idempotence, 1 KiB records,
+   at ``linger.ms`` 0 and 5: end-to-end latency at 2,000 records/s from one producer, then
+   a rate search (several producer processes, a fresh topic per step) for the highest rate
+   whose p99 stays under 10 ms without falling behind;
+2. the acks=all RF 3 / acks=1 RF 1 throughput ratio (:func:`bench.replication.throughput`,
+   same cluster);
+3. idle CPU, RSS, descriptors and mappings per broker at growing partition counts, and
+5. failover of the broker leading a third of the largest count reached
+   (:mod:`bench.idle_partitions`);
+4. idle connections on one broker (:mod:`bench.connections`);
+6. the peers (:mod:`bench.peers`).
+
+Prints the figures (:mod:`bench.density_report`), writes ``bench/results/density.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import ExitStack, contextmanager
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from bench import connections, idle_partitions, peers
+from bench.density_report import render
+from bench.failover import FAILOVER_PROPERTIES
+from bench.limits import DESCRIPTORS_PER_REPLICA, prepare_for
+from bench.replication import throughput
+from bench.report import write_json
+from bench.run_all import RESULTS_DIR, guarded, latency_probe
+from tests.integration.cluster.harness import Cluster, started_cluster
+from tests.support.services import start_zookeeper
+
+# Descriptors a broker needs besides its partitions: connections, ZooKeeper, the interpreter.
+BROKER_DESCRIPTOR_HEADROOM = 1_000
+# A rate-search step sustained its rate when its producers reached this share of it and
+# the consumer received this share of what was sent before its deadline.
+SUSTAINED_SHARE = 0.95
+PRODUCER_RATE = 2_000  # records/s per producer process in the rate search
+
+
+@dataclasses.dataclass(frozen=True)
+class DensityPlan:
+    """How much each density phase does; all of it is also capped in seconds."""
+
+    latency_rate: int = 2_000
+    latency_seconds: float = 10.0
+    lingers_ms: tuple[int, ...] = (0, 5)
+    search_rates: tuple[int, ...] = (2_000, 4_000, 6_000, 8_000, 10_000, 12_000)
+    search_seconds: float = 4.0
+    p99_bound_ms: float = 10.0
+    ratio_records: int = 500_000
+    ratio_seconds: float = 10.0
+    partition_counts: tuple[int, ...] = (1_000, 10_000, 30_000)
+    partitions_per_topic: int = 1_000
+    grow_bounds_s: tuple[float, ...] = (90.0, 240.0, 400.0)
+    idle_seconds: float = 20.0
+    connections: int = 10_000
+    connection_idle_seconds: float = 10.0
+    peer_records: int = 300_000
+    peer_max_seconds: float = 10.0
+
+    def quick(self) -> DensityPlan:
+        """Small counts and short windows: a smoke test of the phases, not a measurement."""
+        return dataclasses.replace(
+            self, latency_seconds=3.0, search_rates=(2_000, 4_000), search_seconds=2.0,
+            ratio_records=50_000, ratio_seconds=3.0, partition_counts=(300, 1_000),
+            partitions_per_topic=100, grow_bounds_s=(60.0, 90.0), idle_seconds=5.0,
+            connections=1_000, connection_idle_seconds=3.0, peer_records=30_000,
+            peer_max_seconds=3.0)
+
+
+def producer_args(linger_ms: int) -> tuple[str, ...]:
+    """What mainstream clients default to: acks=all with idempotence."""
+    return ("--acks", "all", "--idempotence", "--linger-ms", str(linger_ms))
+
+
+def probe(cluster: Cluster, topic: str, rate: int, seconds: float, linger_ms: int,
+          producers: int) -> dict[str, Any]:
+    """One latency run on a fresh RF 3 topic (the consumer reads from offset 0)."""
+    cluster.create_topic(topic, 1, 3, config={"min.insync.replicas": "2"})
+    leader = cluster.brokers[cluster.leader(topic)].process
+    assert leader is not None
+    return latency_probe(cluster.bootstrap, topic, leader.pid, 1024, rate, seconds,
+                         producer_args(linger_ms), producers)
+
+
+def sustained(figures: dict[str, Any], rate: int, seconds: float, p99_bound_ms: float) -> bool:
+    """The step kept up (sent and received nearly everything in time) within the bound."""
+    received = figures["consumer"].get("records", 0)
+    return (sum(figures["producer_rates"]) >= SUSTAINED_SHARE * rate
+            and received >= SUSTAINED_SHARE * rate * seconds
+            and figures["consumer"]["p99_ms"] <= p99_bound_ms)
+
+
+def rate_search(cluster: Cluster, linger_ms: int, plan: DensityPlan) -> dict[str, Any]:
+    """Step the rate up until a step misses the bound; the best is the last one met."""
+    steps: list[dict[str, Any]] = []
+    best = 0
+    for rate in plan.search_rates:
+        producers = max(1, rate // PRODUCER_RATE)
+        figures = probe(cluster, f"search-l{linger_ms}-r{rate}", rate, plan.search_seconds,
+                        linger_ms, producers)
+        ok = sustained(figures, rate, plan.search_seconds, plan.p99_bound_ms)
+        steps.append({"rate": rate, "producers": producers, "sustained": ok,
+                      "consumer": figures["consumer"],
+                      "producer_rates": figures["producer_rates"]})
+        if not ok:
+            break
+        best = rate
+    return {"best_rate": best, "p99_bound_ms": plan.p99_bound_ms, "steps": steps}
+
+
+def default_path(cluster: Cluster, plan: DensityPlan) -> dict[str, Any]:
+    """Phases 1 and 2 on one three-broker cluster."""
+    results: dict[str, Any] = {}
+    for linger in plan.lingers_ms:
+        results[f"latency linger.ms={linger}"] = guarded(partial(
+            probe, cluster, f"latency-l{linger}", plan.latency_rate, plan.latency_seconds,
+            linger, 1))
+        results[f"search linger.ms={linger}"] = guarded(partial(
+            rate_search, cluster, linger, plan))
+    results["ratio"] = guarded(partial(throughput, cluster, plan.ratio_records,
+                                       plan.ratio_seconds))
+    return results
+
+
+def feasible_counts(plan: DensityPlan, open_files: int) -> tuple[list[int], list[int]]:
+    """The partition counts a broker's descriptor limit allows (each broker holds every
+    partition's replica at RF 3 on three brokers), plus the largest allowed multiple of a
+    topic's size when a planned count does not fit; and the counts that do not fit."""
+    capacity = (open_files - BROKER_DESCRIPTOR_HEADROOM) // DESCRIPTORS_PER_REPLICA
+    capacity -= capacity % plan.partitions_per_topic
+    fit = [c for c in plan.partition_counts if c <= capacity]
+    too_many = [c for c in plan.partition_counts if c > capacity]
+    if too_many and capacity > max(fit, default=0):
+        fit.append(capacity)
+    return fit, too_many
+
+
+def partitions(cluster: Cluster, plan: DensityPlan, open_files: int) -> dict[str, Any]:
+    """Phases 3 and 5 on one cluster: grow and measure, then fail over."""
+    fit, too_many = feasible_counts(plan, open_files)
+    bounds = [plan.grow_bounds_s[min(i, len(plan.grow_bounds_s) - 1)] for i in range(len(fit))]
+    counts = idle_partitions.run(cluster, fit, plan.partitions_per_topic, bounds,
+                                 plan.idle_seconds)
+    skipped = [idle_partitions.CountFigures(
+        c, False, 0, 0, 0.0, error=f"not attempted: needs ~{c * DESCRIPTORS_PER_REPLICA:,} "
+        f"descriptors per broker, the limit is {open_files:,}") for c in too_many]
+    return {"counts": [c.as_dict() for c in [*counts, *skipped]],
+            "failover": guarded(partial(idle_partitions.failover, cluster, counts,
+                                        plan.partitions_per_topic))}
+
+
+def in_cluster(zk_address: str, name: str, workdir: Path,
+               step: Callable[[Cluster], dict[str, Any]],
+               **properties: str) -> dict[str, Any]:
+    """Run ``step(cluster)`` on a fresh three-broker cluster that is stopped afterwards."""
+    (workdir / name).mkdir()
+    with contextmanager(started_cluster)(f"{zk_address}/{name}", workdir / name,
+                                         **properties) as cluster:
+        return step(cluster)
+
+
+def run(plan: DensityPlan) -> dict[str, Any]:
+    """Every density phase; ZooKeeper, brokers and temp dirs are removed whatever fails."""
+    largest = max(plan.partition_counts)
+    limits = prepare_for(replicas_per_broker=largest, connections=plan.connections)
+    results: dict[str, Any] = {
+        "started_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
+        "cpus": os.cpu_count(), "load_average": os.getloadavg()[0],
+        "plan": dataclasses.asdict(plan), "limits": limits.as_dict()}
+    started = time.monotonic()
+    with ExitStack() as stack:
+        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-density-")))
+        zookeeper = start_zookeeper()
+        stack.callback(zookeeper.stop)
+        results["default_path"] = guarded(partial(
+            in_cluster, zookeeper.address, "default-path", workdir,
+            lambda cluster: default_path(cluster, plan)))
+        results["partitions"] = guarded(partial(
+            in_cluster, zookeeper.address, "partitions", workdir,
+            lambda cluster: partitions(cluster, plan, limits.open_files),
+            **FAILOVER_PROPERTIES))
+    results["connections"] = guarded(partial(
+        connections.run, plan.connections, 0.1, plan.connection_idle_seconds))
+    results["peers"] = guarded(partial(
+        peers.run, 1024, plan.latency_rate, plan.latency_seconds, plan.peer_records,
+        plan.peer_max_seconds))
+    results["seconds"] = round(time.monotonic() - started)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.density", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small counts, short windows")
+    args = parser.parse_args(argv)
+    results = run(DensityPlan().quick() if args.quick else DensityPlan())
+    write_json(results, RESULTS_DIR / "density.json")
+    print(render(results))
+    print(f"JSON: {RESULTS_DIR / 'density.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

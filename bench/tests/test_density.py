@@ -1,0 +1,88 @@
+"""The density benchmark's decisions and report, on made-up figures (no processes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.density import DensityPlan, feasible_counts, sustained
+from bench.density_report import render
+from bench.limits import raise_open_files
+
+
+def step(rates: list[int], received: int, p99_ms: float) -> dict[str, Any]:
+    return {"producer_rates": rates, "consumer": {"records": received, "p99_ms": p99_ms}}
+
+
+def test_a_step_is_sustained_when_it_kept_up_under_the_bound() -> None:
+    assert sustained(step([2_000, 1_990], 16_000, 9.0), 4_000, 4.0, 10.0)
+
+
+def test_a_step_over_the_p99_bound_or_behind_is_not_sustained() -> None:
+    assert not sustained(step([2_000, 2_000], 16_000, 10.5), 4_000, 4.0, 10.0)
+    assert not sustained(step([2_000, 1_500], 16_000, 3.0), 4_000, 4.0, 10.0)  # producers
+    assert not sustained(step([2_000, 2_000], 12_000, 3.0), 4_000, 4.0, 10.0)  # consumer
+
+
+def test_counts_beyond_the_descriptor_limit_give_way_to_the_largest_that_fits() -> None:
+    fit, too_many = feasible_counts(DensityPlan(), open_files=20_000)
+    assert fit == [1_000, 6_000] and too_many == [10_000, 30_000]
+
+
+def test_every_count_runs_when_the_limit_allows() -> None:
+    assert feasible_counts(DensityPlan(), open_files=200_000) == ([1_000, 10_000, 30_000], [])
+    assert feasible_counts(DensityPlan().quick(), open_files=20_000) == ([300, 1_000], [])
+
+
+def test_an_already_sufficient_descriptor_limit_is_left_alone() -> None:
+    assert raise_open_files(16) is None
+
+
+def results() -> dict[str, Any]:
+    latency = {"producer": {"records_per_second": 2_000, "broker_cpu_share": 0.3,
+                            "other_cpu_share": 0.1},
+               "consumer": {"records": 20_000, "p50_ms": 2.0, "p99_ms": 9.0, "max_ms": 20.0}}
+    broker = {"cores": 0.06, "cores_per_1000_partitions": 0.06, "rss_mb": 50.0,
+              "open_files": 3_000, "memory_maps": 2_000}
+    peer_latency = {"records": 20_000, "p50_ms": 0.5, "p99_ms": 3.0, "max_ms": 9.0}
+    peer_rate = {"messages_per_second": 50_000, "mb_per_second": 50.0}
+    return {
+        "started_at": "2026-11-24 13:00:00Z", "cpus": 2, "load_average": 0.5, "seconds": 600,
+        "limits": {"open_files": 20_000, "max_map_count": 80_000, "changes": ["raised"]},
+        "default_path": {
+            "latency linger.ms=0": latency,
+            "search linger.ms=0": {"best_rate": 4_000, "p99_bound_ms": 10.0, "steps": [
+                {"rate": 2_000, "producers": 1, "sustained": True, "consumer": {"p99_ms": 4}},
+                {"rate": 4_000, "producers": 2, "sustained": False,
+                 "consumer": {"p99_ms": 40}}]},
+            "latency linger.ms=5": {"error": "RuntimeError: boom"},
+            "ratio": {"acks=all RF=3": {"mb_per_second": 40.0},
+                      "acks=1 RF=1": {"mb_per_second": 100.0}, "ratio": 0.4}},
+        "partitions": {
+            "counts": [{"target": 1_000, "reached": True, "created": 1_000, "in_sync": 1_000,
+                        "grow_seconds": 9.5, "brokers": {"1": broker, "2": broker},
+                        "other_cores": 0.1, "error": None},
+                       {"target": 30_000, "reached": False, "created": 0, "in_sync": 0,
+                        "grow_seconds": 0.0, "brokers": {}, "other_cores": 0.0,
+                        "error": "not attempted: descriptors"}],
+            "failover": {"partitions": 1_006, "led_by_victim": 335, "kill_s": 7.0,
+                         "preferred_s": 2.0, "controlled_s": 1.0, "shutdown_s": 1.5,
+                         "produce_errors": []}},
+        "connections": {"error": "TimeoutError: x"},
+        "peers": {"nats_jetstream": {"server": "nats://127.0.0.1:4222", "storage": "file",
+                                     "replicas": 1, "latency": peer_latency,
+                                     "throughput": peer_rate, "private_server": False},
+                  "redis_streams": {"error": "ConnectionError: refused"}},
+    }
+
+
+def test_report_prints_every_phase_failures_and_ratios_to_peers() -> None:
+    text = render(results())
+    assert "highest rate with p99 <= 10 ms: 4,000 records/s" in text
+    assert "latency linger.ms=5: FAILED: RuntimeError: boom" in text
+    assert "= 0.4" in text
+    assert "not attempted: descriptors" in text
+    assert "led_by_victim" not in text and "leading 335 of 1,006 partitions" in text
+    assert "idle connections: FAILED: TimeoutError: x" in text
+    assert "ratio p50 4.00, p99 3.00" in text  # ours 2.0 / 0.5 and 9.0 / 3.0
+    assert "ratio 0.80 (acks=all), 2.00 (acks=1)" in text
+    assert "Redis Streams: FAILED: ConnectionError: refused" in text
