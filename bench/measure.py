@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 # /proc/<pid>/stat fields 14 and 15 (1-based) are utime and stime in clock ticks.  The
 # second field is the command name in parentheses and may itself contain spaces or
@@ -146,3 +147,19 @@ def percentile(sorted_values: Sequence[float], fraction: float) -> float:
 def megabytes_per_second(nbytes: int, seconds: float) -> float:
     """Decimal megabytes (10**6 bytes) per second, the unit the targets are stated in."""
     return nbytes / seconds / 1e6
+
+
+def idle_cpu_cores(pids: Sequence[int], seconds: float) -> dict[str, Any]:
+    """Sleep ``seconds`` and return the cores each of ``pids`` used meanwhile (``cores``:
+    pid -> CPU seconds / wall seconds) and what every other process used (``other_cores``),
+    read from /proc at both edges: the cost of holding partitions or connections that
+    carry no traffic, and how disturbed that reading was."""
+    start_wall, start_machine = time.perf_counter(), machine_busy_seconds()
+    start = {pid: process_cpu_seconds(pid) for pid in pids}
+    time.sleep(seconds)
+    end = {pid: process_cpu_seconds(pid) for pid in pids}
+    wall = time.perf_counter() - start_wall
+    cores = {pid: (end[pid] - start[pid]) / wall for pid in pids}
+    machine = (machine_busy_seconds() - start_machine) / wall
+    return {"seconds": round(wall, 2), "cores": cores,
+            "other_cores": max(machine - sum(cores.values()), 0.0)}
