@@ -9,6 +9,16 @@ Connection errors reconnect after a back-off; a partition error (the leader move
 fenced epoch) parks only that partition for a back-off, until the controller's new state
 moves it (:meth:`FetcherManager.follow` with another leader or epoch).
 
+Fetch sessions (KIP-227): each fetcher keeps one session with its leader
+(:class:`FollowerSession`).  After a full fetch that created it, requests are
+incremental: they name only partitions whose fetch fields changed (new log end, epoch,
+log start, byte limit) or that joined, and list those that left (parked, truncating,
+moved away) in ``forgotten_topics_data``; a partition absent from the response is
+unchanged.  The leader keeps counting every session partition as fetched at its last
+named offset (our log end), so idle partitions cost neither side anything and still keep
+us in the ISR.  A session error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH),
+a reconnect or any failure falls back to a full fetch that replaces the session.
+
 Not thread-safe: the loop thread only.
 """
 
@@ -26,6 +36,7 @@ from brokerd.replication import rules
 from brokerd.replication.client import InterBrokerConnection
 from brokerd.replication.partition import NO_LEADER, Partition
 from brokerd.replication.throttle import ByteRateLimit
+from brokerd.server.fetch_sessions import INITIAL_EPOCH, INVALID_SESSION_ID, next_epoch
 from brokerd.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -64,6 +75,48 @@ class _Fetching:
     throttled: bool = field(default=False)
 
 
+class FollowerSession:
+    """The follower's side of its fetch session with one leader: the session id, the
+    next epoch, and the fetch fields the leader holds for each partition."""
+
+    def __init__(self) -> None:
+        self.session_id = INVALID_SESSION_ID
+        self.epoch = INITIAL_EPOCH
+        self.sent: dict[Key, dict[str, Any]] = {}
+
+    def request(self, fields: dict[Key, dict[str, Any]]
+                ) -> tuple[dict[Key, dict[str, Any]], list[Key]]:
+        """The partitions to name and to forget for a fetch of ``fields`` (every partition
+        fetched now): all of them when full, else only what changed."""
+        if self.epoch == INITIAL_EPOCH:
+            return fields, []
+        named = {key: wanted for key, wanted in fields.items() if self.sent.get(key) != wanted}
+        return named, [key for key in self.sent if key not in fields]
+
+    def answered(self, response: dict[str, Any], named: dict[Key, dict[str, Any]],
+                 forgotten: list[Key]) -> bool:
+        """Follow the leader's answer; False when it refused the session (the next fetch
+        is then full, replacing it)."""
+        if response["error_code"]:
+            self.reset()
+            return False
+        if response["session_id"] == INVALID_SESSION_ID:  # none created, or closed
+            self.session_id, self.epoch, self.sent = INVALID_SESSION_ID, INITIAL_EPOCH, {}
+        elif self.epoch == INITIAL_EPOCH:
+            self.session_id, self.epoch, self.sent = response["session_id"], 1, dict(named)
+        else:
+            self.epoch = next_epoch(self.epoch)
+            self.sent.update(named)
+            for key in forgotten:
+                self.sent.pop(key, None)
+        return True
+
+    def reset(self) -> None:
+        """Any doubt: the next fetch is full and closes the current session (Kafka's
+        "close existing")."""
+        self.epoch, self.sent = INITIAL_EPOCH, {}
+
+
 class ReplicaFetcher:
     """Fetches the partitions this broker follows from one leader broker."""
 
@@ -77,6 +130,7 @@ class ReplicaFetcher:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._connection: InterBrokerConnection | None = None
+        self.session = FollowerSession()
 
     def add(self, partition: Partition, throttled: bool) -> None:
         key = (partition.topic, partition.index)
@@ -116,12 +170,14 @@ class ReplicaFetcher:
             except ConnectionError as exc:
                 log.info("replica fetcher for broker %d: %s; retrying", self.leader_id, exc)
                 self._connection = None
+                self.session.reset()
                 await asyncio.sleep(BACKOFF_S)
             except Exception:
                 log.exception("replica fetcher for broker %d failed; retrying", self.leader_id)
                 if self._connection is not None:
                     self._connection.close()
                 self._connection = None
+                self.session.reset()
                 await asyncio.sleep(BACKOFF_S)
         if self._connection is not None:
             self._connection.close()
@@ -211,9 +267,34 @@ class ReplicaFetcher:
 
     async def _fetch(self, connection: InterBrokerConnection) -> bool:
         """One Fetch round; False when no partition was fetchable."""
-        now = time.monotonic()
-        topics: dict[str, list[dict[str, Any]]] = {}
-        sent: dict[Key, tuple[_Fetching, int]] = {}
+        fetched = self._fetchable(time.monotonic())
+        if not fetched:
+            return False
+        named, forgotten = self.session.request(
+            {key: wanted for key, (_, wanted) in fetched.items()})
+        body = {"cluster_id": None, "replica_id": self._settings.broker_id,
+                "max_wait_ms": self._settings.wait_max_ms, "min_bytes": 1,
+                "max_bytes": self._settings.response_max_bytes, "isolation_level": 0,
+                "session_id": self.session.session_id, "session_epoch": self.session.epoch,
+                "forgotten_topics_data": _by_topic(dict.fromkeys(forgotten), lambda i, _: i),
+                "rack_id": "", "topics": _by_topic(named, lambda i, w: {"partition": i, **w})}
+        response = await connection.request(ApiKey.FETCH, FETCH_VERSION, body,
+                                            extra_wait_s=self._settings.wait_max_ms / 1000)
+        if not self.session.answered(response, named, forgotten):
+            log.info("leader %d refused fetch session %d (error %d); fetching in full",
+                     self.leader_id, body["session_id"], response["error_code"])
+            return True
+        for topic_answer in response["responses"]:
+            for answer in topic_answer["partitions"]:
+                key = (topic_answer["topic"], answer["partition_index"])
+                entry = fetched.get(key)
+                if entry is not None and self.partitions.get(key) is entry[0]:
+                    self._apply(key, entry[0], entry[1]["fetch_offset"], answer)
+        return True
+
+    def _fetchable(self, now: float) -> dict[Key, tuple[_Fetching, dict[str, Any]]]:
+        """Every partition fetched now, with its fetch fields (the session's content)."""
+        fetched = {}
         for key, fetching in self._ready(now):
             if fetching.needs_truncation:
                 continue
@@ -223,30 +304,13 @@ class ReplicaFetcher:
                 if max_bytes <= 0:
                     continue
             partition = fetching.partition
-            sent[key] = (fetching, partition.log_end_offset)
-            topics.setdefault(key[0], []).append({
-                "partition": key[1], "current_leader_epoch": fetching.leader_epoch,
+            fetched[key] = (fetching, {
+                "current_leader_epoch": fetching.leader_epoch,
                 "fetch_offset": partition.log_end_offset,
                 "last_fetched_epoch": partition.log.leader_epoch_cache.latest_epoch,
                 "log_start_offset": partition.log_start_offset,
                 "partition_max_bytes": max_bytes})
-        if not sent:
-            return False
-        body = {"cluster_id": None, "replica_id": self._settings.broker_id,
-                "max_wait_ms": self._settings.wait_max_ms, "min_bytes": 1,
-                "max_bytes": self._settings.response_max_bytes, "isolation_level": 0,
-                "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [],
-                "rack_id": "", "topics": [{"topic": topic, "partitions": partitions}
-                                          for topic, partitions in topics.items()]}
-        response = await connection.request(ApiKey.FETCH, FETCH_VERSION, body,
-                                            extra_wait_s=self._settings.wait_max_ms / 1000)
-        for topic_answer in response["responses"]:
-            for answer in topic_answer["partitions"]:
-                key = (topic_answer["topic"], answer["partition_index"])
-                entry = sent.get(key)
-                if entry is not None and self.partitions.get(key) is entry[0]:
-                    self._apply(key, entry[0], entry[1], answer)
-        return True
+        return fetched
 
     def _apply(self, key: Key, fetching: _Fetching, fetch_offset: int,
                answer: dict[str, Any]) -> None:
@@ -285,6 +349,15 @@ class ReplicaFetcher:
             partition.log.truncate_fully_and_start_at(leader_log_start)
         else:
             fetching.needs_truncation = True
+
+
+def _by_topic(items: dict[Key, Any], entry: Callable[[int, Any], Any]
+              ) -> list[dict[str, Any]]:
+    """Group ``(topic, partition) -> value`` into the request's per-topic arrays."""
+    topics: dict[str, list[Any]] = {}
+    for (topic, index), value in items.items():
+        topics.setdefault(topic, []).append(entry(index, value))
+    return [{"topic": topic, "partitions": partitions} for topic, partitions in topics.items()]
 
 
 class FetcherManager:

@@ -33,7 +33,8 @@ class ScriptedLeader:
         answer = self.answers.pop(0)
         if api_key == ApiKey.OFFSET_FOR_LEADER_EPOCH:
             return {"topics": [{"topic": "t", "partitions": [{"partition": 0, **answer}]}]}
-        return {"responses": [{"topic": "t", "partitions": [{"partition_index": 0, **answer}]}]}
+        return {"error_code": 0, "session_id": 0, "responses": [
+            {"topic": "t", "partitions": [{"partition_index": 0, **answer}]}]}
 
 
 def follower(tmp_path: Path, epochs: tuple[tuple[int, int], ...] = ()) -> Partition:
