@@ -39,15 +39,13 @@ from typing import Any
 from bench import connections, idle_partitions, peers
 from bench.density_report import render
 from bench.failover import FAILOVER_PROPERTIES
-from bench.limits import DESCRIPTORS_PER_REPLICA, prepare_for
+from bench.limits import DESCRIPTORS_PER_REPLICA, prepare_for, replica_capacity
 from bench.replication import throughput
 from bench.report import write_json
 from bench.run_all import RESULTS_DIR, guarded, latency_probe
 from tests.integration.cluster.harness import Cluster, started_cluster
 from tests.support.services import start_zookeeper
 
-# Descriptors a broker needs besides its partitions: connections, ZooKeeper, the interpreter.
-BROKER_DESCRIPTOR_HEADROOM = 1_000
 # A rate-search step sustained its rate when its producers reached this share of it and
 # the consumer received this share of what was sent before its deadline.
 SUSTAINED_SHARE = 0.95
@@ -144,7 +142,7 @@ def feasible_counts(plan: DensityPlan, open_files: int) -> tuple[list[int], list
     """The partition counts a broker's descriptor limit allows (each broker holds every
     partition's replica at RF 3 on three brokers), plus the largest allowed multiple of a
     topic's size when a planned count does not fit; and the counts that do not fit."""
-    capacity = (open_files - BROKER_DESCRIPTOR_HEADROOM) // DESCRIPTORS_PER_REPLICA
+    capacity = replica_capacity(open_files)
     capacity -= capacity % plan.partitions_per_topic
     fit = [c for c in plan.partition_counts if c <= capacity]
     too_many = [c for c in plan.partition_counts if c > capacity]

@@ -28,6 +28,8 @@ NR_OPEN = Path("/proc/sys/fs/nr_open")
 DESCRIPTORS_PER_REPLICA = 3
 MAPS_PER_REPLICA = 2
 HEADROOM = 20_000
+# Descriptors a broker needs besides its partitions: connections, ZooKeeper, the interpreter.
+BROKER_DESCRIPTOR_HEADROOM = 1_000
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,16 @@ def raise_max_map_count(needed: int) -> str | None:
 
 def prepare_for(replicas_per_broker: int, connections: int = 0) -> Limits:
     """Make room for ``replicas_per_broker`` partition replicas and ``connections`` client
-    connections in each broker (and the probe holding the other ends)."""
+    connections in each broker (and the probe holding the other ends).  The machine-wide
+    mapping limit is raised only for the replicas the descriptor limit lets a broker hold."""
     changes = [raise_open_files(DESCRIPTORS_PER_REPLICA * replicas_per_broker
-                                + 2 * connections + HEADROOM),
-               raise_max_map_count(MAPS_PER_REPLICA * replicas_per_broker + HEADROOM)]
-    return Limits(resource.getrlimit(resource.RLIMIT_NOFILE)[0],
-                  int(MAX_MAP_COUNT.read_text()), tuple(c for c in changes if c))
+                                + 2 * connections + HEADROOM)]
+    open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    holdable = min(replicas_per_broker, replica_capacity(open_files))
+    changes.append(raise_max_map_count(MAPS_PER_REPLICA * holdable + HEADROOM))
+    return Limits(open_files, int(MAX_MAP_COUNT.read_text()), tuple(c for c in changes if c))
+
+
+def replica_capacity(open_files: int) -> int:
+    """How many partition replicas a broker with this descriptor limit can hold."""
+    return max(open_files - BROKER_DESCRIPTOR_HEADROOM, 0) // DESCRIPTORS_PER_REPLICA

@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -70,22 +71,16 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="bench-replication-") as workdir:
             for phase in ("t", "f"):
                 (Path(workdir) / phase).mkdir()
-            clusters = started_cluster(f"{zookeeper.address}/throughput", Path(workdir) / "t")
-            cluster = next(clusters)
-            try:
+            with contextmanager(started_cluster)(f"{zookeeper.address}/throughput",
+                                                 Path(workdir) / "t") as cluster:
                 results["throughput"] = throughput(cluster, records, seconds)
-            finally:
-                clusters.close()
             if not args.skip_failover:
-                clusters = started_cluster(f"{zookeeper.address}/failover",
-                                           Path(workdir) / "f", **FAILOVER_PROPERTIES)
-                cluster = next(clusters)
-                try:
+                with contextmanager(started_cluster)(f"{zookeeper.address}/failover",
+                                                     Path(workdir) / "f",
+                                                     **FAILOVER_PROPERTIES) as cluster:
                     partitions = 100 if args.quick else 1000
                     results["failover"] = measure(cluster, partitions_per_topic=partitions
                                                   ).as_dict()
-                finally:
-                    clusters.close()
     finally:
         zookeeper.stop()
     report(results)

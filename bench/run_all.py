@@ -9,8 +9,13 @@ measure this machine's loopback and file-write ceiling for the same volume
 (:mod:`bench.ceiling`); run the log-engine micro-benchmark (:mod:`bench.storage_append`).
 Prints a table and writes ``bench/results/latest.json``.
 
-Every phase is bounded in records and in seconds, so the whole run stays well under five
-minutes; a phase that fails is reported as failed and the others still run.
+Then the density phases of issue 13 (:mod:`bench.density`: the acks=all default client
+path on three brokers, idle partitions and connections, failover at scale, NATS JetStream
+and Redis Streams doing the same work), unless ``--skip-density``.
+
+Every phase is bounded in records and in seconds: the data-plane phases take about 2-3
+minutes, the density phases about 12 (about 1.5 with ``--quick``); a phase that fails is
+reported as failed and the others still run.
 
 ``--profile PHASE`` instead runs the broker under cProfile for that one throughput phase
 (a consume phase first produces what it reads, so its profile includes that produce; the
@@ -246,6 +251,21 @@ def run_profile(phase: str, plan: Plan, results_dir: Path = RESULTS_DIR, top: in
     return report_path.read_text()
 
 
+def run_density(quick: bool) -> dict[str, Any]:
+    """The density phases (imported here: :mod:`bench.density` builds on this module)."""
+    from bench.density import DensityPlan, run
+
+    return run(DensityPlan().quick() if quick else DensityPlan())
+
+
+def render_density(results: dict[str, Any]) -> str:
+    if "error" in results:
+        return f"density phases: FAILED: {results['error']}"
+    from bench.density_report import render as render_figures
+
+    return render_figures(results)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/run_all.py", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a tenth of the work (smoke test)")
@@ -253,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="profile the broker in this phase instead of the full run")
     parser.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
                         help="first wait up to SECONDS for other work to leave the CPUs idle")
+    parser.add_argument("--skip-density", action="store_true",
+                        help="leave out the density phases (bench/density.py)")
     args = parser.parse_args(argv)
     plan = Plan().quick() if args.quick else Plan()
     busy_before = wait_until_quiet(args.wait_quiet) if args.wait_quiet else None
@@ -261,8 +283,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     results = run_benchmark(plan)
     results["busy_cores_before"] = busy_before
+    if not args.skip_density:
+        results["density"] = guarded(partial(run_density, args.quick))
     write_json(results, RESULTS_DIR / "latest.json")
     print(render(results))
+    if "density" in results:
+        print(render_density(results["density"]))
     print(f"JSON: {RESULTS_DIR / 'latest.json'}")
     return 0
 
