@@ -7,9 +7,16 @@ object, so SASL/SSL, tenant mapping and quotas plug in here without touching han
 Wire framing (Kafka): every request is ``int32 size`` followed by ``size`` bytes (header +
 body).  The size is checked against ``socket.request.max.bytes`` as soon as its 4 bytes
 arrive, BEFORE any buffer for the body is allocated.  Receiving is in place: the kernel
-writes into our receive buffer (``asyncio.BufferedProtocol``); a frame that fits in it is
+writes into a receive buffer (``asyncio.BufferedProtocol``); a frame that fits in it is
 sliced out as one small copy, a larger frame gets a buffer of exactly its size, which the
 kernel then fills directly (the only copy of a big produce request is the kernel's).
+
+Idle connections cost no receive buffer: the 64 KiB receive buffer is shared by every
+connection of a listener.  Sharing is safe because the loop calls ``get_buffer``, reads
+into it and calls ``buffer_updated`` synchronously, for one connection at a time (both
+uvloop's stream and its TLS layer do); so between calls a connection keeps only the
+unconsumed start of a frame (``_partial``, under ``SMALL_FRAME_BYTES`` + 4 bytes), copied
+back to the front of the shared buffer by the next ``get_buffer``.
 
 Ordering invariant: requests of one connection are processed one at a time, in arrival
 order, and each response (if any: acks=0 produce has none) is written before the next
@@ -29,7 +36,6 @@ import asyncio
 import logging
 import struct
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, cast
 
@@ -42,12 +48,18 @@ log = logging.getLogger(__name__)
 _SIZE = struct.Struct(">i")
 RECEIVE_BUFFER_BYTES = 64 * 1024
 # Frames above this size get a dedicated buffer the kernel fills in place; below it the
-# copy out of the receive buffer is cheaper than an allocation per recv.
+# copy out of the receive buffer is cheaper than an allocation per recv.  A partial small
+# frame (at most this + 4 bytes) must leave room to read into: 16 KiB of 64 does.
 SMALL_FRAME_BYTES = 16 * 1024
 # Stop reading from a client whose unanswered requests exceed either bound (resume below
 # half): the count bounds pipelining, the bytes bound memory (100 MB produce requests).
 MAX_QUEUED_FRAMES = 64
 MAX_QUEUED_BYTES = 16 * 1024 * 1024
+
+
+def new_receive_buffer() -> bytearray:
+    """A receive buffer for the connections of one listener (one loop thread) to share."""
+    return bytearray(RECEIVE_BUFFER_BYTES)
 
 
 class FrameError(Exception):
@@ -76,7 +88,10 @@ class Connection(asyncio.BufferedProtocol):
         writer_factory: Callable[[asyncio.Transport], ResponseWriter],
         on_close: Callable[[Connection], None] = lambda connection: None,
         on_open: Callable[[Connection], None] = lambda connection: None,
+        receive_buffer: bytearray | None = None,
     ) -> None:
+        """``receive_buffer``: the scratch buffer shared by the listener's connections
+        (all served by one loop thread; see the module docstring); default: a private one."""
         self._processor = processor
         self.listener_name = listener_name
         self._max_request_bytes = max_request_bytes
@@ -96,15 +111,16 @@ class Connection(asyncio.BufferedProtocol):
         self._close_after_response: str | None = None
         self.transport: asyncio.Transport | None = None
         self._writer: ResponseWriter | None = None
-        self._buffer = bytearray(RECEIVE_BUFFER_BYTES)
-        self._start = 0  # first unconsumed byte in _buffer
-        self._end = 0  # one past the last received byte in _buffer
+        self._buffer = receive_buffer if receive_buffer is not None else new_receive_buffer()
+        self._partial = b""  # received start of the next frame (see the module docstring)
         self._large: bytearray | None = None  # dedicated buffer of the frame being received
         self._large_filled = 0
-        self._frames: deque[memoryview] = deque()
+        # A list, not a deque: at most MAX_QUEUED_FRAMES long, and an empty deque costs
+        # ~700 bytes on every idle connection.
+        self._frames: list[memoryview] = []
         self._queued_bytes = 0
         self._worker: asyncio.Task[None] | None = None
-        self._pause_reasons: set[str] = set()
+        self._pause_reasons: frozenset[str] = frozenset()  # the shared empty one while reading
         self._muted_until = 0.0  # loop time at which a quota mute ends
         self._unmute: asyncio.TimerHandle | None = None
         self.closed = False
@@ -123,12 +139,10 @@ class Connection(asyncio.BufferedProtocol):
     def get_buffer(self, sizehint: int) -> memoryview:
         if self._large is not None:
             return memoryview(self._large)[self._large_filled :]
-        if self._end == len(self._buffer):
-            # Compact: move the partial frame to the front so the tail is free again.
-            remaining = self._end - self._start
-            self._buffer[:remaining] = self._buffer[self._start : self._end]
-            self._start, self._end = 0, remaining
-        return memoryview(self._buffer)[self._end :]
+        held = len(self._partial)
+        if held:
+            self._buffer[:held] = self._partial
+        return memoryview(self._buffer)[held:]
 
     def buffer_updated(self, nbytes: int) -> None:
         self.last_active = time.monotonic()
@@ -139,35 +153,36 @@ class Connection(asyncio.BufferedProtocol):
                     self._enqueue(memoryview(self._large))
                     self._large = None
             else:
-                self._end += nbytes
-            self._split_frames()
+                self._split_frames(len(self._partial) + nbytes)
         except FrameError as exc:
             self.close(f"framing error: {exc}")
             return
         self._kick()
 
-    def _split_frames(self) -> None:
-        """Cut every complete frame out of the receive buffer (invariant: afterwards the
-        buffer holds less than one frame, or a large frame has taken over)."""
-        while self._large is None and self._end - self._start >= 4:
-            (size,) = _SIZE.unpack_from(self._buffer, self._start)
+    def _split_frames(self, end: int) -> None:
+        """Cut every complete frame out of the receive buffer's first ``end`` bytes and keep
+        the rest in ``_partial`` (less than one small frame), unless a large frame took
+        over: it then holds the rest in its own buffer."""
+        start = 0
+        while end - start >= 4:
+            (size,) = _SIZE.unpack_from(self._buffer, start)
             if size < 0 or size > self._max_request_bytes:
                 raise FrameError(f"request size {size} outside [0, {self._max_request_bytes}]")
-            body_start = self._start + 4
-            available = self._end - body_start
+            body_start = start + 4
+            available = end - body_start
             if available >= size:
                 view = memoryview(self._buffer)[body_start : body_start + size]
                 self._enqueue(memoryview(bytes(view)))  # the one copy of a small frame
-                self._start = body_start + size
+                start = body_start + size
             elif size > SMALL_FRAME_BYTES:
                 self._large = bytearray(size)
-                self._large[:available] = self._buffer[body_start : self._end]
+                self._large[:available] = self._buffer[body_start:end]
                 self._large_filled = available
-                self._start = self._end = 0
+                start = end
+                break
             else:
                 break
-        if self._start == self._end:
-            self._start = self._end = 0
+        self._partial = bytes(self._buffer[start:end])
 
     def _enqueue(self, frame: memoryview) -> None:
         self._frames.append(frame)
@@ -202,12 +217,18 @@ class Connection(asyncio.BufferedProtocol):
             self.pause("backlog")
 
     async def _process(self) -> None:
+        try:
+            await self._process_frames()
+        finally:
+            self._worker = None  # a finished task would stay referenced while idle
+
+    async def _process_frames(self) -> None:
         loop = asyncio.get_running_loop()
         while self._frames and not self.closed:
             if (muted_s := self._muted_until - loop.time()) > 0:
                 await asyncio.sleep(muted_s)
                 continue
-            frame = self._frames.popleft()
+            frame = self._frames.pop(0)
             self._queued_bytes -= len(frame)
             if (len(self._frames) < MAX_QUEUED_FRAMES // 2
                     and self._queued_bytes < MAX_QUEUED_BYTES // 2):
@@ -241,12 +262,12 @@ class Connection(asyncio.BufferedProtocol):
         """Stop reading from the client for ``reason`` (e.g. "quota", "backlog")."""
         if not self._pause_reasons and self.transport is not None and not self.closed:
             self.transport.pause_reading()
-        self._pause_reasons.add(reason)
+        self._pause_reasons |= {reason}
 
     def resume(self, reason: str) -> None:
         if reason not in self._pause_reasons:
             return
-        self._pause_reasons.discard(reason)
+        self._pause_reasons -= {reason}
         if not self._pause_reasons and self.transport is not None and not self.closed:
             self.transport.resume_reading()
 

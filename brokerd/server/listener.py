@@ -15,18 +15,26 @@ TLS is Python's ``ssl`` with the broker's PEM key and certificate chain
 (``ssl.keystore.location``); Fetch responses then use the pread path, since sendfile would
 bypass the encryption (see ``transfer``).  A connection beyond ``max.connections.per.ip``
 from one address is closed as soon as it is accepted.
+
+Density: an idle connection costs the listener no periodic work and its connection no
+receive buffer — the connections share one (see ``connection``), and the idle check looks
+only at connections that may have expired (``idle.IdleSchedule``).  Each connection is a
+file descriptor: thousands of them need ``ulimit -n`` raised accordingly.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import ssl
+from collections.abc import KeysView
 from typing import TYPE_CHECKING
 
 from brokerd.config import Endpoint
-from brokerd.server.connection import Connection
+from brokerd.server.connection import Connection, new_receive_buffer
 from brokerd.server.dispatch import Dispatcher
+from brokerd.server.idle import IdleSchedule
 from brokerd.server.transfer import ResponseWriter
 
 if TYPE_CHECKING:
@@ -37,7 +45,9 @@ log = logging.getLogger(__name__)
 SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 TLS_PROTOCOLS = ("SSL", "SASL_SSL")
 SUPPORTED_SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", *SASL_PROTOCOLS)
-ACCEPT_BACKLOG = 1024
+# Connections the kernel queues before we accept them: a reconnect storm of thousands of
+# clients (a broker restart) must not overflow it.  Linux caps it at net.core.somaxconn.
+ACCEPT_BACKLOG = 4096
 # TLS handshakes of a slow or silent client must not hold a socket for long.
 TLS_HANDSHAKE_TIMEOUT_S = 10.0
 
@@ -66,30 +76,39 @@ class Listener:
             assert broker.config.ssl_keystore_location is not None  # checked by the config
             self._tls = server_tls_context(str(broker.config.ssl_keystore_location))
         self._server: asyncio.Server | None = None
-        self.connections: set[Connection] = set()
+        # Made once and shared by every connection, which then holds only references.
+        self._receive_buffer = new_receive_buffer()
+        self._writer_factory = functools.partial(ResponseWriter, mode=broker.config.fetch_transfer)
+        self._on_open, self._on_close = self._opened, self._closed
+        self._idle: IdleSchedule[Connection] = IdleSchedule(lambda c: c.last_active)
+
+    @property
+    def connections(self) -> KeysView[Connection]:
+        """The live (admitted, not yet closed) connections."""
+        return self._idle.members()
 
     def _new_connection(self) -> Connection:
-        mode = self._broker.config.fetch_transfer
         return Connection(
             self._dispatcher,
             self.endpoint.name,
             self._broker.config.socket_request_max_bytes,
-            lambda transport: ResponseWriter(transport, mode),
-            on_close=self._closed,
-            on_open=self._opened,
+            self._writer_factory,
+            on_close=self._on_close,
+            on_open=self._on_open,
+            receive_buffer=self._receive_buffer,
         )
 
     def _opened(self, connection: Connection) -> None:
         if not self._broker.security.admit(connection):
             connection.close("too many connections from this address (max.connections.per.ip)")
             return
-        self.connections.add(connection)
+        self._idle.add(connection)
         if not self.sasl:
             self._broker.security.set_anonymous(connection)
 
     def _closed(self, connection: Connection) -> None:
         if connection in self.connections:
-            self.connections.discard(connection)
+            self._idle.discard(connection)
             self._broker.security.release(connection)
 
     async def bind(self) -> None:
@@ -114,6 +133,5 @@ class Listener:
 
     def close_idle(self, idle_since: float) -> None:
         """Reap connections with no traffic since ``idle_since`` (``connections.max.idle.ms``)."""
-        for connection in list(self.connections):
-            if connection.last_active < idle_since:
-                connection.close("idle for longer than connections.max.idle.ms")
+        for connection in self._idle.pop_idle(idle_since):
+            connection.close("idle for longer than connections.max.idle.ms")

@@ -49,13 +49,15 @@ def frame(payload: bytes) -> bytes:
 class Harness:
     """A connection whose processor echoes ``b"re:" + frame`` (or what a test decides)."""
 
-    def __init__(self, max_request_bytes: int = 1 << 20) -> None:
+    def __init__(self, max_request_bytes: int = 1 << 20,
+                 receive_buffer: bytearray | None = None) -> None:
         from brokerd.server.transfer import ResponseWriter
 
         self.seen: list[bytes] = []
         self.transport = FakeTransport()
         self.connection = Connection(self.process, "PLAINTEXT", max_request_bytes,
-                                     lambda t: ResponseWriter(t, "pread"))
+                                     lambda t: ResponseWriter(t, "pread"),
+                                     receive_buffer=receive_buffer)
         self.connection.connection_made(self.transport)  # type: ignore[arg-type]
 
     async def process(self, connection: Connection, data: memoryview) -> list[Any] | None:
@@ -112,6 +114,39 @@ def test_large_frame_gets_its_own_buffer_filled_in_place() -> None:
         return harness
 
     assert asyncio.run(scenario()).seen == [b"y" * 100_000]
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 999, 1 << 20])
+def test_connections_sharing_one_receive_buffer_keep_their_partial_frames(chunk: int) -> None:
+    """Listeners give all their connections one receive buffer: a connection's unfinished
+    frame must survive other connections' reads into it in between."""
+    async def scenario() -> list[Harness]:
+        shared = connection_module.new_receive_buffer()
+        harnesses = [Harness(receive_buffer=shared) for _ in range(3)]
+        streams = [b"".join(frame(b"c%d-%d-" % (n, i) + b"p" * (i * 700)) for i in range(30))
+                   for n in range(3)]
+        for start in range(0, max(map(len, streams)), chunk):
+            for harness, stream in zip(harnesses, streams, strict=True):
+                if start < len(stream):
+                    harness.feed(stream[start : start + chunk], chunk)
+        for harness in harnesses:
+            await harness.settle()
+        return harnesses
+
+    for n, harness in enumerate(asyncio.run(scenario())):
+        assert harness.seen == [b"c%d-%d-" % (n, i) + b"p" * (i * 700) for i in range(30)]
+
+
+def test_idle_connection_keeps_no_receive_buffer_or_finished_task() -> None:
+    async def scenario() -> Harness:
+        harness = Harness(receive_buffer=connection_module.new_receive_buffer())
+        harness.feed(frame(b"one") + frame(b"two"), 1 << 20)
+        await harness.settle()
+        return harness
+
+    connection = asyncio.run(scenario()).connection
+    assert connection._partial == b"" and connection._large is None
+    assert connection._worker is None and connection._frames == []
 
 
 @pytest.mark.parametrize("size", [-1, 1025])
