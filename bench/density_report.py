@@ -30,8 +30,12 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _failed(name: str, figures: dict[str, Any]) -> list[str]:
-    return [f"{name}: FAILED: {figures['error']}", ""] if "error" in figures else []
+def _missing(name: str, section: dict[str, Any]) -> list[str] | None:
+    """The lines for a phase that failed ("FAILED: …") or did not run (none); None when
+    it has figures to print."""
+    if not section:
+        return []
+    return [f"{name}: FAILED: {section['error']}", ""] if "error" in section else None
 
 
 def _latency(consumer: dict[str, Any]) -> str:
@@ -42,8 +46,8 @@ def _latency(consumer: dict[str, Any]) -> str:
 
 
 def _default_path_section(section: dict[str, Any], peers: dict[str, Any]) -> list[str]:
-    if "error" in section or not section:
-        return _failed("default-client path", section) if section else []
+    if (missing := _missing("default-client path", section)) is not None:
+        return missing
     lines = ["default-client path (3 brokers, RF 3, min.insync.replicas=2, acks=all, "
              "idempotence, 1 KiB, end to end):"]
     for key, figures in section.items():
@@ -77,8 +81,8 @@ def _default_path_section(section: dict[str, Any], peers: dict[str, Any]) -> lis
 
 
 def _partitions_section(section: dict[str, Any]) -> list[str]:
-    if "error" in section or not section:
-        return _failed("idle partitions", section) if section else []
+    if (missing := _missing("idle partitions", section)) is not None:
+        return missing
     widths = [8, 9, 9, 9, 8, 20, 20, 14, 8]
     lines = ["idle partitions (RF 3, three brokers, no traffic; per broker: cores, "
              "cores per 1,000 partitions, RSS, descriptors, mappings):",
@@ -114,8 +118,8 @@ def _partitions_section(section: dict[str, Any]) -> list[str]:
 
 
 def _connections_section(section: dict[str, Any]) -> list[str]:
-    if "error" in section or not section:
-        return _failed("idle connections", section) if section else []
+    if (missing := _missing("idle connections", section)) is not None:
+        return missing
     return [
         f"idle connections on one broker: {section['connections']:,} of "
         f"{section['connections_wanted']:,} ({section['sasl']:,} SASL_PLAINTEXT logins, the "
@@ -136,8 +140,8 @@ def _ours(default_path: dict[str, Any]) -> dict[str, float | None]:
 
 
 def _peers_section(section: dict[str, Any], default_path: dict[str, Any]) -> list[str]:
-    if "error" in section or not section:
-        return _failed("peers", section) if section else []
+    if (missing := _missing("peers", section)) is not None:
+        return missing
     ours = _ours(default_path)
     lines = ["peers, same work (1 KiB at 2,000/s end to end; max throughput), ratios "
              "ours/peer (ours: acks=all RF 3 linger.ms=0 latency; acks=all RF 3 and "

@@ -66,36 +66,36 @@ def nats_jetstream_answers(host: str = "127.0.0.1", port: int = 4222) -> bool:
     return info.startswith(b"INFO ") and b'"jetstream":true' in info
 
 
-def start_nats() -> ManagedProcess:
-    """A private ``nats-server -js`` on a free loopback port, storing in a temp dir."""
-    workdir = Path(tempfile.mkdtemp(prefix="bench-nats-"))
+def start_private(name: str, command: Callable[[int, Path], list[str]], url: str
+                  ) -> ManagedProcess:
+    """Start ``command(port, workdir)`` on a free loopback port with a fresh temp dir and
+    wait until it listens; on failure nothing is left behind.  ``url`` has a ``{port}``."""
+    workdir = Path(tempfile.mkdtemp(prefix=f"bench-{name}-"))
     port = free_port()
-    process = subprocess.Popen(
-        [NATS_SERVER, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(workdir)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(command(port, workdir), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_for_port(port, 20, process)
     except BaseException:
         ManagedProcess(process, workdir, "").stop()
         raise
-    return ManagedProcess(process, workdir, f"nats://127.0.0.1:{port}")
+    return ManagedProcess(process, workdir, url.format(port=port))
+
+
+def start_nats() -> ManagedProcess:
+    """A private ``nats-server -js`` storing in its temp dir."""
+    return start_private("nats", lambda port, workdir: [
+        NATS_SERVER, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(workdir)],
+        "nats://127.0.0.1:{port}")
 
 
 def start_redis_aof() -> ManagedProcess:
-    """A private ``redis-server`` on a free loopback port in its durable mode (AOF,
-    fsync every second, Redis' recommended setting), in a temp dir."""
-    workdir = Path(tempfile.mkdtemp(prefix="bench-redis-"))
-    port = free_port()
-    process = subprocess.Popen(
-        ["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", "",
-         "--appendonly", "yes", "--appendfsync", "everysec", "--dir", str(workdir)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        wait_for_port(port, 20, process)
-    except BaseException:
-        ManagedProcess(process, workdir, "").stop()
-        raise
-    return ManagedProcess(process, workdir, f"redis://127.0.0.1:{port}/0")
+    """A private ``redis-server`` in its durable mode (AOF, fsync every second, Redis'
+    recommended setting), writing to its temp dir."""
+    return start_private("redis", lambda port, workdir: [
+        "redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", "",
+        "--appendonly", "yes", "--appendfsync", "everysec", "--dir", str(workdir)],
+        "redis://127.0.0.1:{port}/0")
 
 
 async def paced(publish: Callable[[bytes], Awaitable[Any]], size: int, rate: int,
