@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from quotas.models import Plan
-from tenants.models import NAME_VALIDATOR, SLUG_VALIDATOR, TOPIC_NAME_VALIDATOR, Acl, Principal
+from tenants.models import NAME_VALIDATOR, SLUG_VALIDATOR, TOPIC_NAME_VALIDATOR, Acl, Plan, Principal, Tenant
 
 from .offsets import STRATEGIES, ResetRequest
 
@@ -39,7 +38,7 @@ class ApiKeyForm(forms.Form):
                                        label="Service account")
     description = forms.CharField(max_length=500, required=False)
 
-    def __init__(self, *args: object, tenant: object, **kwargs: object) -> None:
+    def __init__(self, *args: object, tenant: Tenant, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         principal_field = self.fields["principal"]
         assert isinstance(principal_field, forms.ModelChoiceField)
@@ -54,7 +53,7 @@ class AclForm(forms.Form):
     pattern_type = forms.ChoiceField(choices=Acl.PATTERN_TYPES)
     resource_name = forms.CharField(max_length=200, required=False)
 
-    def __init__(self, *args: object, tenant: object, **kwargs: object) -> None:
+    def __init__(self, *args: object, tenant: Tenant, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         principal_field = self.fields["principal"]
         assert isinstance(principal_field, forms.ModelChoiceField)

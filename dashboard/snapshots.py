@@ -8,6 +8,7 @@ Groups that no longer exist on the cluster lose their row.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -144,7 +145,7 @@ def snapshot_all(admin: kafka.AdminClient | None = None) -> dict[str, float]:
     now = datetime.now(UTC)
     for tenant in tenants:
         rows = store_tenant(tenant, cluster, now)
-        transaction.on_commit(lambda slug=tenant.slug, rows=rows: live.broadcast(slug, rows))
+        transaction.on_commit(functools.partial(live.broadcast, tenant.slug, rows))
     LagSample.objects.filter(taken_at__lt=now - timedelta(seconds=settings.LAG_HISTORY_SECONDS)
                              ).delete()
     stored = time.monotonic()

@@ -1,4 +1,4 @@
-"""Plans (a tenant's quota defaults, limits and prices) and Kafka quota overrides.
+"""Kafka quota overrides (plans, a tenant's quota defaults, are ``tenants.models.Plan``).
 
 A quota override is one Kafka quota entity, exactly as Kafka names them:
 ``users/<user>``, ``users/<user>/clients/<client-id>``, ``clients/<client-id>``,
@@ -12,42 +12,10 @@ from __future__ import annotations
 from django.core.validators import MinValueValidator
 from django.db import models
 
+# Plans are defined in ``tenants`` (every tenant has one); re-exported for quota code and tools.
+from tenants.models import Plan, quota_config
+
 DEFAULT_ENTITY = "<default>"
-
-
-class Plan(models.Model):
-    """What a tenant buys: quota defaults for its principals, a partition limit, and prices.
-
-    The quota fields become the ``<default>`` user levels inside the tenant (the broker applies
-    them to every principal of the tenant that has no more specific override).
-    """
-
-    slug = models.SlugField(unique=True, max_length=40)
-    name = models.CharField(max_length=100)
-    producer_byte_rate = models.BigIntegerField(null=True, blank=True, validators=[MinValueValidator(1)])
-    consumer_byte_rate = models.BigIntegerField(null=True, blank=True, validators=[MinValueValidator(1)])
-    request_percentage = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.01)])
-    max_partitions = models.PositiveIntegerField(default=100)
-    prices = models.JSONField(default=dict, blank=True, help_text="Price plan used by the billing job.")
-
-    def __str__(self) -> str:
-        return self.slug
-
-    def quota_config(self) -> dict[str, str]:
-        """The plan's quota defaults in Kafka's config form (strings, unset keys omitted)."""
-        return quota_config(self.producer_byte_rate, self.consumer_byte_rate, self.request_percentage)
-
-
-def quota_config(producer: int | None, consumer: int | None, request: float | None) -> dict[str, str]:
-    """Kafka's quota config map: only the keys that are set, values as strings."""
-    config: dict[str, str] = {}
-    if producer is not None:
-        config["producer_byte_rate"] = str(producer)
-    if consumer is not None:
-        config["consumer_byte_rate"] = str(consumer)
-    if request is not None:
-        config["request_percentage"] = str(request)
-    return config
 
 
 class QuotaOverride(models.Model):

@@ -1,4 +1,7 @@
-"""The only way to change plans and quota overrides (transaction + audit row + publication)."""
+"""The only way to change quota overrides (transaction + audit row + publication).
+
+Plans are changed by ``tenants.services`` (a plan belongs below ``quotas``, with the tenants).
+"""
 
 from __future__ import annotations
 
@@ -7,36 +10,15 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from tenants import tasks, znodes
+from tenants import znodes
 from tenants.audit import publish_on_commit, record
 from tenants.models import Principal, Tenant
 from tenants.services import Actor
 
-from .models import DEFAULT_ENTITY, Plan, QuotaOverride
+from . import tasks
+from .models import DEFAULT_ENTITY, QuotaOverride
 
 LIMIT_FIELDS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage")
-
-
-@transaction.atomic
-def create_plan(actor: Actor, **fields: Any) -> Plan:
-    plan = Plan(**fields)
-    plan.full_clean()
-    plan.save()
-    record(actor, None, "plan.create", plan.slug, **{k: v for k, v in fields.items() if k != "prices"})
-    return plan
-
-
-@transaction.atomic
-def update_plan(actor: Actor, plan: Plan, **changes: Any) -> Plan:
-    """Change a plan; every tenant on it is republished (its quota defaults live in /tenants)."""
-    for field, value in changes.items():
-        setattr(plan, field, value)
-    plan.full_clean()
-    plan.save()
-    record(actor, None, "plan.update", plan.slug, **{k: v for k, v in changes.items() if k != "prices"})
-    for slug in plan.tenants.values_list("slug", flat=True):
-        publish_on_commit(tasks.publish_tenant, slug)
-    return plan
 
 
 @transaction.atomic
@@ -72,6 +54,6 @@ def set_quota(actor: Actor, *, tenant: Tenant | None, principal: Principal | Non
 
 @transaction.atomic
 def delete_quota(actor: Actor, override: QuotaOverride) -> None:
+    """Delete an override; ``signals`` withdraws it from the brokers after commit."""
     record(actor, override.tenant, "quota.delete", override.entity_path)
-    publish_on_commit(tasks.publish_quota, override.entity_path)
     override.delete()

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 from celery import Task
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 
 from .models import AuditEvent, Tenant
 
+# Who asks for a change: a signed-in user, an anonymous one, or nobody (a task, a command).
+Actor: TypeAlias = AbstractBaseUser | AnonymousUser | None
 
-def record(actor: AbstractBaseUser | AnonymousUser | None, tenant: Tenant | None, action: str,
-           target: str, **details: Any) -> None:
+
+def acting_user(actor: Actor) -> User | None:
+    """The signed-in user behind ``actor`` (the project's user model is Django's ``User``)."""
+    return actor if isinstance(actor, User) and actor.is_authenticated else None
+
+
+def record(actor: Actor, tenant: Tenant | None, action: str, target: str, **details: Any) -> None:
     """Write the audit row for one action (inside the action's transaction)."""
-    user = actor if actor is not None and actor.is_authenticated else None
-    AuditEvent.objects.create(actor=user, tenant=tenant, action=action, target=target, details=details)
+    AuditEvent.objects.create(actor=acting_user(actor), tenant=tenant, action=action, target=target,
+                              details=details)
 
 
 def publish_on_commit(task: Task, *args: Any) -> None:

@@ -1,4 +1,7 @@
-"""The control plane's desired state for tenants.
+"""The control plane's desired state for tenants, and the plans they buy.
+
+Plans live here, not in ``quotas``, because a tenant cannot exist without one: ``quotas``
+(overrides, invoices) sits above ``tenants`` and imports it, never the other way round.
 
 Naming rules that the brokers rely on:
 - A tenant slug is ``[a-z0-9-]`` (no dots), so the physical topic name ``<slug>.<name>``
@@ -23,6 +26,46 @@ TOPIC_NAME_VALIDATOR = RegexValidator(
 )
 
 
+def quota_config(producer: int | None, consumer: int | None, request: float | None) -> dict[str, str]:
+    """Kafka's quota config map: only the keys that are set, values as strings."""
+    config: dict[str, str] = {}
+    if producer is not None:
+        config["producer_byte_rate"] = str(producer)
+    if consumer is not None:
+        config["consumer_byte_rate"] = str(consumer)
+    if request is not None:
+        config["request_percentage"] = str(request)
+    return config
+
+
+class Plan(models.Model):
+    """What a tenant buys: quota defaults for its principals, a partition limit, and prices.
+
+    The quota fields become the ``<default>`` user levels inside the tenant (the broker applies
+    them to every principal of the tenant that has no more specific override).
+    """
+
+    slug = models.SlugField(unique=True, max_length=40)
+    name = models.CharField(max_length=100)
+    producer_byte_rate = models.BigIntegerField(null=True, blank=True, validators=[MinValueValidator(1)])
+    consumer_byte_rate = models.BigIntegerField(null=True, blank=True, validators=[MinValueValidator(1)])
+    request_percentage = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.01)])
+    max_partitions = models.PositiveIntegerField(default=100)
+    prices = models.JSONField(default=dict, blank=True, help_text="Price plan used by the billing job.")
+
+    class Meta:
+        # The model moved from ``quotas`` (tenants/migrations/0005): its table kept its name so
+        # existing databases move without copying rows or rebuilding foreign keys.
+        db_table = "quotas_plan"
+
+    def __str__(self) -> str:
+        return self.slug
+
+    def quota_config(self) -> dict[str, str]:
+        """The plan's quota defaults in Kafka's config form (strings, unset keys omitted)."""
+        return quota_config(self.producer_byte_rate, self.consumer_byte_rate, self.request_percentage)
+
+
 class Tenant(models.Model):
     ACTIVE = "active"
     SUSPENDED = "suspended"
@@ -30,7 +73,7 @@ class Tenant(models.Model):
 
     slug = models.CharField(max_length=40, unique=True, validators=[SLUG_VALIDATOR])
     name = models.CharField(max_length=200)
-    plan = models.ForeignKey("quotas.Plan", on_delete=models.PROTECT, related_name="tenants")
+    plan = models.ForeignKey(Plan, on_delete=models.PROTECT, related_name="tenants")
     status = models.CharField(max_length=16, choices=STATUS_CHOICES, default=ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
 

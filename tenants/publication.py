@@ -17,13 +17,9 @@ from django.db import transaction
 from django.utils import timezone
 from kazoo.client import KazooClient
 
-from quotas.models import QuotaOverride
-
 from . import znodes
 from .models import Acl, ApiKey, Tenant, Topic
 from .zookeeper import notify_acl_change, put, put_config, read, remove
-
-QUOTA_KEYS = {"producer_byte_rate", "consumer_byte_rate", "request_percentage"}
 
 
 def sync_tenant(zk: KazooClient, slug: str) -> list[str]:
@@ -52,13 +48,6 @@ def sync_api_key(zk: KazooClient, key: str) -> list[str]:
     path = znodes.entity_path(key, None)
     config = _api_key_config(key)
     return [f"{'wrote' if config else 'removed'} /config/{path}"] if put_config(zk, path, config) else []
-
-
-def sync_quota(zk: KazooClient, entity_path: str) -> list[str]:
-    override = QuotaOverride.objects.filter(entity_path=entity_path).first()
-    config = override.config() if override else None
-    return [f"{'wrote' if config else 'removed'} /config/{entity_path}"] if put_config(
-        zk, entity_path, config) else []
 
 
 def live_broker_ids(zk: KazooClient) -> list[int]:
@@ -140,15 +129,15 @@ def sync_acl_resource(zk: KazooClient, resource: AclResource) -> list[str]:
     if resource_type != Acl.CLUSTER:
         slug, _, own_name = name.partition(".")
         rows = rows.filter(tenant__slug=slug, resource_name=own_name)
-    rows = list(rows)
+    acls = list(rows)
     path = znodes.acl_znode(*resource)
-    if rows:
-        changed = put(zk, path, znodes.acl_payload([(a.principal.kafka_user, a.operation) for a in rows]))
+    if acls:
+        changed = put(zk, path, znodes.acl_payload([(a.principal.kafka_user, a.operation) for a in acls]))
     else:
         changed = remove(zk, path)
     if changed:
         notify_acl_change(zk, resource)
-        return [f"{'wrote' if rows else 'removed'} {path}"]
+        return [f"{'wrote' if acls else 'removed'} {path}"]
     return []
 
 
@@ -162,7 +151,7 @@ def _published_acl_resources(zk: KazooClient) -> set[AclResource]:
     return found
 
 
-def _published_entities(zk: KazooClient) -> dict[str, dict[str, str]]:
+def published_entities(zk: KazooClient) -> dict[str, dict[str, str]]:
     """Every config entity under /config/users and /config/clients with its config map."""
     found: dict[str, dict[str, str]] = {}
 
@@ -183,7 +172,9 @@ def _published_entities(zk: KazooClient) -> dict[str, dict[str, str]]:
 
 
 def reconcile(zk: KazooClient) -> list[str]:
-    """Repair drift between the database and ZooKeeper; report every change made.
+    """Repair drift between the database and ZooKeeper for tenants' entities; report each change.
+
+    Quota overrides are ``quotas.publication.reconcile``'s (``zk_sync`` runs both).
 
     Topics are only (re)created, never deleted here: a topic a client created over the Kafka
     protocol is legitimately absent from the database.
@@ -195,17 +186,12 @@ def reconcile(zk: KazooClient) -> list[str]:
         changes += sync_tenant(zk, slug)
 
     keys = set(ApiKey.objects.values_list("key", flat=True))
-    quota_paths = set(QuotaOverride.objects.values_list("entity_path", flat=True))
-    published = _published_entities(zk)
-    stale_keys = {p for p, cfg in published.items() if "principal" in cfg} - {
+    stale_keys = {p for p, cfg in published_entities(zk).items() if "principal" in cfg} - {
         znodes.entity_path(k, None) for k in keys}
-    stale_quotas = {p for p, cfg in published.items() if QUOTA_KEYS & cfg.keys()} - quota_paths
     for key in sorted(keys):
         changes += sync_api_key(zk, key)
     for path in sorted(stale_keys):
         changes += [f"removed /config/{path}"] if put_config(zk, path, None) else []
-    for path in sorted(quota_paths | stale_quotas):
-        changes += sync_quota(zk, path)
 
     acl_resources = {_acl_resource(a) for a in Acl.objects.select_related("tenant")}
     for resource in sorted(acl_resources | _published_acl_resources(zk)):

@@ -104,7 +104,7 @@ def _active_throttle() -> int | None:
     """The throttle that applies while moves are pending: the strictest one asked for."""
     rates = Reassignment.objects.filter(state__in=Reassignment.ACTIVE, throttle__isnull=False
                                         ).values_list("throttle", flat=True)
-    return min(rates, default=None)
+    return min((rate for rate in rates if rate is not None), default=None)
 
 
 def start(zk: KazooClient, reassignment_id: int) -> list[str]:

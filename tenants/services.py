@@ -1,4 +1,4 @@
-"""The only way to change tenants, principals, API keys, client ids, topics and partition moves.
+"""The only way to change plans, tenants, principals, API keys, client ids, topics and partition moves.
 
 One function per action: each runs in a transaction, writes an audit row, and enqueues the
 ZooKeeper publication for after the commit.  Callers (views, commands) have already parsed and
@@ -8,29 +8,24 @@ requests that conflict with the current state (``MoveConflict`` for a partition 
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import Any
 
 from django.contrib.auth.hashers import make_password
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from quotas.models import Plan
-
 from . import credentials, tasks
-from .audit import publish_on_commit, record
-from .models import Acl, ApiKey, ClientId, Principal, Reassignment, Tenant, Topic
+from .audit import Actor, acting_user, publish_on_commit, record
+from .models import Acl, ApiKey, ClientId, Plan, Principal, Reassignment, Tenant, Topic
 from .reassignment import MoveConflict, TopicPartition
 from .reassignments import ClusterFacts
 
-Actor: TypeAlias = AbstractBaseUser | AnonymousUser | None
 
 
 def _unpublish_principal_objects(principal: Principal) -> None:
     for key in principal.api_keys.values_list("key", flat=True):
         publish_on_commit(tasks.publish_api_key, key)
-    for path in principal.quota_overrides.values_list("entity_path", flat=True):
-        publish_on_commit(tasks.publish_quota, path)
     for acl in principal.acls.select_related("tenant"):
         _publish_acl(acl)
 
@@ -38,6 +33,28 @@ def _unpublish_principal_objects(principal: Principal) -> None:
 def _publish_acl(acl: Acl) -> None:
     publish_on_commit(tasks.publish_acl_resource, acl.pattern_type, acl.resource_type,
                       acl.physical_resource_name)
+
+
+@transaction.atomic
+def create_plan(actor: Actor, **fields: Any) -> Plan:
+    plan = Plan(**fields)
+    plan.full_clean()
+    plan.save()
+    record(actor, None, "plan.create", plan.slug, **{k: v for k, v in fields.items() if k != "prices"})
+    return plan
+
+
+@transaction.atomic
+def update_plan(actor: Actor, plan: Plan, **changes: Any) -> Plan:
+    """Change a plan; every tenant on it is republished (its quota defaults live in /tenants)."""
+    for field, value in changes.items():
+        setattr(plan, field, value)
+    plan.full_clean()
+    plan.save()
+    record(actor, None, "plan.update", plan.slug, **{k: v for k, v in changes.items() if k != "prices"})
+    for slug in plan.tenants.values_list("slug", flat=True):
+        publish_on_commit(tasks.publish_tenant, slug)
+    return plan
 
 
 @transaction.atomic
@@ -72,8 +89,6 @@ def delete_tenant(actor: Actor, tenant: Tenant) -> None:
         publish_on_commit(tasks.publish_topic, topic.physical_name)
     for acl in tenant.acls.select_related("tenant"):
         _publish_acl(acl)
-    for path in tenant.quota_overrides.values_list("entity_path", flat=True):
-        publish_on_commit(tasks.publish_quota, path)
     record(actor, None, "tenant.delete", tenant.slug)
     publish_on_commit(tasks.publish_tenant, tenant.slug)
     tenant.delete()
@@ -81,7 +96,7 @@ def delete_tenant(actor: Actor, tenant: Tenant) -> None:
 
 @transaction.atomic
 def create_principal(actor: Actor, tenant: Tenant, *, name: str, kind: str = Principal.SERVICE_ACCOUNT,
-                     role: str = Principal.MEMBER, user: AbstractBaseUser | None = None,
+                     role: str = Principal.MEMBER, user: User | None = None,
                      description: str = "") -> Principal:
     principal = Principal(tenant=tenant, name=name, kind=kind, role=role, user=user,
                           description=description)
@@ -247,7 +262,7 @@ def create_reassignment(actor: Actor, facts: ClusterFacts, *, topic: str, partit
         with transaction.atomic():
             move = Reassignment.objects.create(
                 topic=topic, partition=partition, replicas=list(replicas), original_replicas=original,
-                throttle=throttle, created_by=actor if actor is not None and actor.is_authenticated else None)
+                throttle=throttle, created_by=acting_user(actor))
     except IntegrityError as exc:  # a concurrent request for the same partition won
         raise MoveConflict(f"partition {topic}-{partition} is already being reassigned") from exc
     record(actor, None, "reassignment.create", f"{topic}-{partition}", replicas=list(replicas),

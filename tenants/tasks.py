@@ -23,7 +23,7 @@ RETRYABLE = (KazooException, KazooTimeoutError, ValueError, OSError, Operational
 RETRY = {"autoretry_for": RETRYABLE, "retry_backoff": 1, "retry_backoff_max": 30, "max_retries": 20}
 
 
-def _report(changes: list[str]) -> list[str]:
+def report(changes: list[str]) -> list[str]:
     for line in changes:
         log.info("zookeeper: %s", line)
     return changes
@@ -31,47 +31,37 @@ def _report(changes: list[str]) -> list[str]:
 
 @shared_task(**RETRY)
 def publish_tenant(slug: str) -> list[str]:
-    return _report(publication.sync_tenant(client(), slug))
+    return report(publication.sync_tenant(client(), slug))
 
 
 @shared_task(**RETRY)
 def publish_api_key(key: str) -> list[str]:
-    return _report(publication.sync_api_key(client(), key))
-
-
-@shared_task(**RETRY)
-def publish_quota(entity_path: str) -> list[str]:
-    return _report(publication.sync_quota(client(), entity_path))
+    return report(publication.sync_api_key(client(), key))
 
 
 @shared_task(**RETRY)
 def publish_topic(physical_name: str) -> list[str]:
-    return _report(publication.sync_topic(client(), physical_name))
-
-
-@shared_task(**RETRY)
-def reconcile() -> list[str]:
-    return _report(publication.reconcile(client()))
+    return report(publication.sync_topic(client(), physical_name))
 
 
 @shared_task(**RETRY)
 def publish_acl_resource(pattern_type: str, resource_type: str, resource_name: str) -> list[str]:
-    return _report(publication.sync_acl_resource(client(), (pattern_type, resource_type, resource_name)))
+    return report(publication.sync_acl_resource(client(), (pattern_type, resource_type, resource_name)))
 
 
 @shared_task(**RETRY)
 def start_reassignment(reassignment_id: int) -> list[str]:
-    return _report(reassignments.start(client(), reassignment_id))
+    return report(reassignments.start(client(), reassignment_id))
 
 
 @shared_task(**RETRY)
 def request_preferred_election(partitions: list[list]) -> list[str]:
     wanted = [(str(topic), int(partition)) for topic, partition in partitions]
     changed = reassignments.request_election(client(), wanted)
-    return _report([f"requested preferred leaders for {len(wanted)} partition(s)"] if changed else [])
+    return report([f"requested preferred leaders for {len(wanted)} partition(s)"] if changed else [])
 
 
 @shared_task
 def track_reassignments() -> list[str]:
     """Periodic (beat): not retried, a failed round is simply followed by the next one."""
-    return _report(reassignments.track(client()))
+    return report(reassignments.track(client()))

@@ -3,6 +3,13 @@
 brokerd's packages form layers: each may import only the packages listed before it; only
 ``coordination`` talks to ZooKeeper (kazoo); brokerd never imports Django or the control plane,
 the control plane never imports brokerd, and ``spark`` imports neither side.
+
+The control-plane apps form layers too, top to bottom:
+``service`` → ``dashboard`` → ``quotas`` → ``tenants``.  ``service`` (settings, URLs, Celery)
+wires everything; ``dashboard`` (the console) may import ``quotas`` and ``tenants``; ``quotas``
+(overrides, invoices, billing) may import ``tenants``; ``tenants`` (plans, tenants and what they
+own) imports no other app.  Django's string model references (``"tenants.Tenant"``) are not
+imports and may point anywhere the layers allow.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from tests.support.services import REPO_ROOT
 BROKERD_LAYERS = ["protocol", "storage", "replication", "coordination", "groups", "quota",
                   "security", "metering", "server"]
 CONTROL_PLANE = ["service", "tenants", "quotas", "dashboard"]
+CONTROL_PLANE_LAYERS = ["tenants", "quotas", "dashboard", "service"]  # bottom to top
 DJANGO_SIDE = {"django", "rest_framework", "drf_spectacular", "celery", "channels", *CONTROL_PLANE}
 
 
@@ -71,6 +79,15 @@ def test_control_plane_and_spark_stay_on_their_side() -> None:
         lambda m: m.split(".")[0] not in {"brokerd", "spark"}, "control plane")
     problems += violations(
         sources("spark"), lambda m: m.split(".")[0] not in {"brokerd", *DJANGO_SIDE}, "spark")
+    assert problems == []
+
+
+def test_control_plane_apps_point_down() -> None:
+    problems = []
+    for index, app in enumerate(CONTROL_PLANE_LAYERS):
+        above = set(CONTROL_PLANE_LAYERS[index + 1:])
+        problems += violations(sources(app), lambda m, above=above: m.split(".")[0] not in above,
+                               f"app {app} may import only {CONTROL_PLANE_LAYERS[:index + 1]}")
     assert problems == []
 
 

@@ -35,7 +35,8 @@ def admin_tenant_id(user: Any) -> int | None:
 def visible_tenants(user: Any):  # type: ignore[no-untyped-def]
     if is_operator(user):
         return Tenant.objects.all()
-    return Tenant.objects.filter(pk=admin_tenant_id(user))
+    tenant_id = admin_tenant_id(user)
+    return Tenant.objects.filter(pk=tenant_id) if tenant_id is not None else Tenant.objects.none()
 
 
 def tenant_for(request: Request, slug: str) -> Tenant:

@@ -7,9 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from quotas.models import Plan
-
-from ..models import Acl, ApiKey, ClientId, Principal, Reassignment, Tenant, Topic
+from ..models import Acl, ApiKey, ClientId, Plan, Principal, Reassignment, Tenant, Topic
 
 # Topic configs a tenant may set, with the check each value must pass.
 TOPIC_CONFIGS: dict[str, str] = {

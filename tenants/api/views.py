@@ -8,11 +8,8 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from quotas.models import Plan
-from quotas.services import create_plan, update_plan
-
 from .. import services
-from ..models import Acl, ApiKey, ClientId, Principal, Tenant, Topic
+from ..models import Acl, ApiKey, ClientId, Plan, Principal, Tenant, Topic
 from . import serializers as s
 from .access import IsOperator, IsOperatorOrReadOnly, call_service, tenant_for, visible_tenants
 
@@ -28,14 +25,14 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     def create(self, request: Request) -> Response:
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        plan = call_service(create_plan, request.user, **serializer.validated_data)
+        plan = call_service(services.create_plan, request.user, **serializer.validated_data)
         return Response(self.get_serializer(plan).data, status=status.HTTP_201_CREATED)
 
     def partial_update(self, request: Request, slug: str) -> Response:
         plan = self.get_object()
         serializer = self.get_serializer(plan, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        plan = call_service(update_plan, request.user, plan, **serializer.validated_data)
+        plan = call_service(services.update_plan, request.user, plan, **serializer.validated_data)
         return Response(self.get_serializer(plan).data)
 
 

@@ -149,3 +149,21 @@ def test_default_replication_factor_waits_for_brokers_still_starting(acme_api, z
     for broker_id in (2, 3):
         zk.create(f"/brokers/ids/{broker_id}", b"{}", ephemeral=True)
     assert len(wait_for(lambda: _json(zk, "/brokers/topics/acme.early"))["partitions"]["0"]) == 3
+
+
+def test_quota_overrides_leave_zookeeper_with_their_principal(acme_api, operator_api, zk) -> None:  # type: ignore[no-untyped-def]
+    """``tenants`` does not know overrides exist; their own post_delete receiver withdraws them."""
+    for client_id in ("app-1", "app-2"):
+        assert acme_api.post("/api/v1/tenants/acme/quotas/",
+                             {"principal": "orders", "client_id": client_id, "producer_byte_rate": 1024},
+                             format="json").status_code == 201
+    paths = ["/config/users/acme.orders/clients/app-1", "/config/users/acme.orders/clients/app-2"]
+    wait_for(lambda: all(zk.exists(p) for p in paths))
+
+    override = acme_api.get("/api/v1/tenants/acme/quotas/").json()["results"][0]
+    assert acme_api.delete(f"/api/v1/tenants/acme/quotas/{override['id']}/").status_code == 204
+    wait_for(lambda: not zk.exists(f"/config/{override['entity_path']}"))
+
+    assert acme_api.delete("/api/v1/tenants/acme/principals/orders/").status_code == 204
+    wait_for(lambda: not any(zk.exists(p) for p in paths))
+    assert "users/acme.orders/clients/app-2" in _notifications(zk)

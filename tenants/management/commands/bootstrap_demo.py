@@ -15,10 +15,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from quotas.models import Plan
-from quotas.services import create_plan
 from tenants import services
-from tenants.models import Acl, Tenant
+from tenants.models import Acl, Plan, Tenant
 
 
 class Command(BaseCommand):
@@ -61,7 +59,7 @@ class Command(BaseCommand):
             username="operator", defaults={"is_staff": True, "is_superuser": True})
         operator.set_password(password)
         operator.save()
-        plan = Plan.objects.filter(slug="standard").first() or create_plan(
+        plan = Plan.objects.filter(slug="standard").first() or services.create_plan(
             operator, slug="standard", name="Standard", max_partitions=100,
             producer_byte_rate=10 * 1024 * 1024, consumer_byte_rate=20 * 1024 * 1024)
         tenant = services.create_tenant(operator, slug="demo", name="Demo tenant", plan=plan)

@@ -1,0 +1,38 @@
+"""Make ZooKeeper's quota entities match the database's quota overrides.
+
+Like ``tenants.publication`` (whose helpers this uses): each function publishes what the
+database holds when it runs, so it is idempotent, and reports what it changed.
+"""
+
+from __future__ import annotations
+
+from kazoo.client import KazooClient
+
+from tenants.publication import published_entities
+from tenants.zookeeper import put_config
+
+from .models import QuotaOverride
+
+QUOTA_KEYS = {"producer_byte_rate", "consumer_byte_rate", "request_percentage"}
+
+
+def sync_quota(zk: KazooClient, entity_path: str) -> list[str]:
+    """Publish one entity's limits, or remove the entity when no override holds it."""
+    override = QuotaOverride.objects.filter(entity_path=entity_path).first()
+    config = override.config() if override else None
+    changed = put_config(zk, entity_path, config)
+    return [f"{'wrote' if config else 'removed'} /config/{entity_path}"] if changed else []
+
+
+def reconcile(zk: KazooClient) -> list[str]:
+    """Republish every override and remove published quota entities that no longer exist.
+
+    A published entity is a quota entity when its config holds a quota key (an API key's
+    credentials, under /config/users too, are ``tenants.publication``'s).
+    """
+    quota_paths = set(QuotaOverride.objects.values_list("entity_path", flat=True))
+    stale = {p for p, cfg in published_entities(zk).items() if QUOTA_KEYS & cfg.keys()} - quota_paths
+    changes: list[str] = []
+    for path in sorted(quota_paths | stale):
+        changes += sync_quota(zk, path)
+    return changes
