@@ -23,12 +23,14 @@ from typing import Any
 
 MAX_MAP_COUNT = Path("/proc/sys/vm/max_map_count")
 NR_OPEN = Path("/proc/sys/fs/nr_open")
-# Descriptors and mappings per partition replica a broker holds (see the module doc), with
-# room for connections, the interpreter and librdkafka's clients.
+# Descriptors and mappings per partition replica a broker holds (see the module doc).
 DESCRIPTORS_PER_REPLICA = 3
 MAPS_PER_REPLICA = 2
-HEADROOM = 20_000
-# Descriptors a broker needs besides its partitions: connections, ZooKeeper, the interpreter.
+# Mappings a broker needs besides its indexes: the interpreter, its libraries, arenas.
+MAP_HEADROOM = 20_000
+# Descriptors a process needs besides partitions and client connections (each end of a
+# connection is in a different process, so one per connection each): followers' and
+# ZooKeeper's connections, the interpreter, librdkafka's clients.
 BROKER_DESCRIPTOR_HEADROOM = 1_000
 
 
@@ -83,10 +85,10 @@ def prepare_for(replicas_per_broker: int, connections: int = 0) -> Limits:
     connections in each broker (and the probe holding the other ends).  The machine-wide
     mapping limit is raised only for the replicas the descriptor limit lets a broker hold."""
     changes = [raise_open_files(DESCRIPTORS_PER_REPLICA * replicas_per_broker
-                                + 2 * connections + HEADROOM)]
+                                + connections + BROKER_DESCRIPTOR_HEADROOM)]
     open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     holdable = min(replicas_per_broker, replica_capacity(open_files))
-    changes.append(raise_max_map_count(MAPS_PER_REPLICA * holdable + HEADROOM))
+    changes.append(raise_max_map_count(MAPS_PER_REPLICA * holdable + MAP_HEADROOM))
     return Limits(open_files, int(MAX_MAP_COUNT.read_text()), tuple(c for c in changes if c))
 
 

@@ -21,8 +21,8 @@ def test_map_count_is_raised_for_the_replicas_asked(tmp_path: Path,
     maps.write_text("100")
     monkeypatch.setattr(limits, "MAX_MAP_COUNT", maps)
     result = limits.prepare_for(replicas_per_broker=1_000)
-    assert maps.read_text() == str(2 * 1_000 + limits.HEADROOM)
-    assert result.max_map_count == 2 * 1_000 + limits.HEADROOM
+    assert maps.read_text() == str(2 * 1_000 + limits.MAP_HEADROOM)
+    assert result.max_map_count == 2 * 1_000 + limits.MAP_HEADROOM
     assert any("vm.max_map_count 100 ->" in change for change in result.changes)
 
 
