@@ -4,27 +4,51 @@ A sorted list of (epoch, start offset): epoch ``e`` wrote offsets from its start
 up to the next entry's start offset (or the log end for the latest epoch). Followers ask
 "where did my epoch end?" (OffsetForLeaderEpoch) to truncate divergent tails. Persisted
 in the partition's ``leader-epoch-checkpoint`` (format in :mod:`checkpoint`) on every
-change; changes are rare (one per leader election).
+change; changes are rare (one per leader election), but come in bursts: a broker taking
+500 leaderships changes 500 caches at once.
+
+Persistence is asynchronous: the in-memory list is authoritative at once, and each change
+hands the whole new list to a background :class:`~brokerd.storage.checkpoint.CheckpointWriter`
+(coalesced per file, written in order, fsync + rename), so an election never waits for
+an fsync on the event loop (Kafka writes synchronously, but has a thread per request).
+What makes a lost write safe:
+
+* the log's flush calls :meth:`flush` before it advances the recovery point, so every
+  batch below the recovery point has its epoch in the checkpoint on disk;
+* after an unclean shutdown the log re-derives the cache from the batches above the
+  recovery point (:meth:`restore`, called by :func:`log_loader.restore_leader_epochs`);
+* a clean close and a log deletion :meth:`flush` first, so nothing is written into a
+  directory that is being renamed or removed.
 
 Invariant: epochs and start offsets are both strictly increasing.
-Thread-safety: not thread-safe; owned by the log's thread.
+Thread-safety: not thread-safe; owned by the log's thread (:meth:`flush` may be called
+from the thread flushing the log).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from brokerd.storage.checkpoint import read_epoch_checkpoint, write_epoch_checkpoint
+from brokerd.storage.checkpoint import (
+    CheckpointWriter,
+    encode_epoch_checkpoint,
+    read_epoch_checkpoint,
+)
 
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
+
+# One writer thread for every cache of the process: checkpoint fsyncs are serialised
+# anyway by the disk, and one thread bounds what a burst of elections can start.
+EPOCH_CHECKPOINT_WRITER = CheckpointWriter()
 
 
 class LeaderEpochCache:
     """The (epoch, start offset) list of one partition, backed by its checkpoint file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, writer: CheckpointWriter | None = None) -> None:
         self.path = path
+        self._writer = writer if writer is not None else EPOCH_CHECKPOINT_WRITER
         self._entries = read_epoch_checkpoint(path)
 
     @property
@@ -44,6 +68,26 @@ class LeaderEpochCache:
         self._entries = [e for e in self._entries if e[1] < start_offset]
         self._entries.append((epoch, start_offset))
         self._persist()
+
+    def restore(self, epoch: int, offset: int) -> None:
+        """Recovery: the batch at ``offset`` was written by ``epoch``, whatever a stale
+        checkpoint says.  Only entries consistent with that are kept — older epochs that
+        started before ``offset``, and ``epoch`` itself if it started at or before it — and
+        ``epoch`` starts here unless it had started already.  Called for each batch in
+        offset order, this rebuilds the cache's tail from the log."""
+        if epoch < 0 or self._epoch_at(offset) == epoch:
+            return
+        self._entries = [(entry_epoch, start) for entry_epoch, start in self._entries
+                         if (entry_epoch < epoch and start < offset)
+                         or (entry_epoch == epoch and start <= offset)]
+        if self.latest_epoch != epoch:
+            self._entries.append((epoch, offset))
+        self._persist()
+
+    def _epoch_at(self, offset: int) -> int:
+        """The epoch of the entry covering ``offset`` (the last one starting at or before it)."""
+        covering = [entry_epoch for entry_epoch, start in self._entries if start <= offset]
+        return covering[-1] if covering else UNDEFINED_EPOCH
 
     def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
         """Kafka's OffsetForLeaderEpoch answer: (largest epoch <= ``epoch``, the offset
@@ -82,5 +126,9 @@ class LeaderEpochCache:
             self._entries = kept
             self._persist()
 
+    def flush(self) -> None:
+        """Block until the checkpoint file holds every change made so far."""
+        self._writer.wait(self.path)
+
     def _persist(self) -> None:
-        write_epoch_checkpoint(self.path, self._entries)
+        self._writer.submit(self.path, encode_epoch_checkpoint(self._entries))

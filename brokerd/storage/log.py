@@ -93,6 +93,9 @@ class Log:
         self._high_watermark = min(max(high_watermark, self._log_start), end)
         self.leader_epoch_cache = LeaderEpochCache(directory / LEADER_EPOCH_CHECKPOINT)
         self.leader_epoch_cache.truncate_from_end(end)
+        if not clean_shutdown:  # the checkpoint may lag the log (see leader_epoch)
+            log_loader.restore_leader_epochs(self.leader_epoch_cache, self._segments,
+                                             min(recovery_point, end))
         self.leader_epoch_cache.truncate_from_start(self._log_start)
         self._producers = log_loader.load_producer_state(directory, self._segments, end)
         self._producers.evict_below(self._log_start)
@@ -225,10 +228,13 @@ class Log:
     ) -> None:
         first, last = headers[0].base_offset, headers[-1].last_offset
         segment = self._maybe_roll(len(data), first, last, now_ms)
+        # Epochs before data: a flush that sees the data then sees (and waits for) its
+        # epoch's checkpoint write before moving the recovery point past it.
+        for header in headers:
+            self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
         segment.append(data, headers)
         for header in headers:
             self._producers.update(header)
-            self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
             self._appended_messages += header.records_count
 
     def _maybe_roll(self, size: int, base_offset: int, last_offset: int, now_ms: int) -> LogSegment:
@@ -522,7 +528,9 @@ class Log:
 
     def flush(self) -> None:
         """fsync every segment holding data between the recovery point and the log end,
-        then advance the recovery point. Safe in a worker thread (module docstring)."""
+        wait for the leader-epoch checkpoint to catch up (recovery re-derives epochs only
+        above the recovery point), then advance the recovery point. Safe in a worker
+        thread (module docstring)."""
         with self._lock:
             target = self.log_end_offset
             messages = self._appended_messages
@@ -537,6 +545,7 @@ class Log:
                 segment.flush()
             except ValueError:
                 pass  # closed meanwhile: its segment was deleted and needs no durability
+        self.leader_epoch_cache.flush()
         with self._lock:
             if truncations == self._truncations:  # else offsets below target were rewritten
                 self._recovery_point = max(self._recovery_point, target)

@@ -23,6 +23,7 @@ from brokerd.protocol.records import BatchHeader
 from brokerd.storage.checkpoint import fsync_directory
 from brokerd.storage.config import LogConfig
 from brokerd.storage.errors import CorruptRecordError
+from brokerd.storage.leader_epoch import LeaderEpochCache
 from brokerd.storage.offset_index import MAX_RELATIVE_OFFSET
 from brokerd.storage.producer_state import SNAPSHOT_SUFFIX, ProducerStateManager
 from brokerd.storage.segment import (
@@ -186,6 +187,16 @@ def _follows(segment: LogSegment, successor: LogSegment) -> bool:
         return True
     first = next(successor.iter_batches(0), None)
     return first is not None and successor.base_offset == first[1].last_offset - MAX_RELATIVE_OFFSET
+
+
+def restore_leader_epochs(cache: LeaderEpochCache, segments: LogSegments,
+                          recovery_point: int) -> None:
+    """After an unclean shutdown, make the epoch cache agree with every batch from the
+    recovery point on: its checkpoint is written in the background and may lag the log
+    there, while below the recovery point it is durable (``Log.flush`` waits for it).
+    Kafka re-assigns epochs the same way while it recovers segments."""
+    for header in replay_headers(segments, recovery_point):
+        cache.restore(header.partition_leader_epoch, header.base_offset)
 
 
 # -- producer snapshots -----------------------------------------------------------------

@@ -21,6 +21,7 @@ FOLLOWER = LogConfig(segment_bytes=3000, index_interval_bytes=500)
 
 def crash_reopen(log: Log, tmp_path: Path, clock: FakeClock, config: LogConfig) -> Log:
     image = tmp_path / "crash" / log.directory.name
+    log.leader_epoch_cache.flush()  # no background checkpoint rename during the copy
     shutil.copytree(log.directory, image)
     return Log(image, config, clean_shutdown=False, recovery_point=0, clock=clock)
 
@@ -60,6 +61,7 @@ def test_lost_tail_at_a_segment_boundary_is_still_cut(tmp_path: Path, clock: Fak
     middle = log.segments[1]
     position, header = list(middle.iter_batches(0))[-1]
     image = tmp_path / "crash" / "t-0"
+    log.leader_epoch_cache.flush()  # no background checkpoint rename during the copy
     shutil.copytree(log.directory, image)
     with (image / middle.log_path.name).open("r+b") as f:
         f.truncate(position)  # an OS crash lost the rolled segment's last pages

@@ -29,6 +29,7 @@ def written_log(tmp_path: Path, clock: FakeClock, batches: int = 30) -> Log:
 
 def crash_image(log: Log, tmp_path: Path) -> Path:
     image = tmp_path / "crash" / "t-0"
+    log.leader_epoch_cache.flush()  # no background checkpoint rename during the copy
     shutil.copytree(log.directory, image)
     return image
 
