@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
-from django.conf import settings
+
+# One admin client and error type for the whole control plane (tenants' topic requests use it).
+from tenants.kafka_admin import KafkaRequestFailed
+from tenants.kafka_admin import admin_client as admin_client  # re-exported for the console
+from tenants.kafka_admin import admin_timeout as _timeout
 
 TopicPartitionKey = tuple[str, int]
 # states in which a group has (or is about to have) members; offsets must not be reset then
 ACTIVE_STATES = {"STABLE", "PREPARING_REBALANCE", "COMPLETING_REBALANCE"}
-
-
-class KafkaRequestFailed(Exception):
-    """The brokers did not answer within the timeout, or refused the request."""
 
 
 @dataclass(frozen=True)
@@ -47,15 +47,6 @@ class GroupDescription:
     @property
     def active(self) -> bool:
         return bool(self.members) or self.state in ACTIVE_STATES
-
-
-def admin_client() -> AdminClient:
-    return AdminClient({"bootstrap.servers": settings.OPERATOR_BOOTSTRAP_SERVERS,
-                        "socket.timeout.ms": int(settings.KAFKA_ADMIN_TIMEOUT_S * 1000)})
-
-
-def _timeout() -> float:
-    return float(settings.KAFKA_ADMIN_TIMEOUT_S)
 
 
 def list_group_ids(admin: AdminClient) -> list[str]:

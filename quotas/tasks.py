@@ -7,6 +7,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from tenants import publication as tenant_publication
+from tenants.kafka_admin import admin_client
 from tenants.tasks import RETRY, report
 from tenants.zookeeper import client
 
@@ -25,7 +26,7 @@ def reconcile_all(connect: str | None = None) -> list[str]:
     It lives here, in the app above ``tenants``, because it is the one place that knows both.
     """
     zk = client(connect)
-    return tenant_publication.reconcile(zk) + publication.reconcile(zk)
+    return tenant_publication.reconcile(zk, admin_client()) + publication.reconcile(zk)
 
 
 @shared_task(**RETRY)

@@ -139,7 +139,11 @@ class ClientId(models.Model):
 
 
 class Topic(models.Model):
-    """A topic as the tenant wants it; the brokers learn it from ``/brokers/topics/<physical>``."""
+    """A tenant topic, created here (REST, console) or by a Kafka client and discovered.
+
+    ``assignment`` is None until the topic has been seen on the cluster; afterwards it is the
+    placement brokerd's controller chose, as last observed (the cluster decides placement).
+    """
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="topics")
     name = models.CharField(max_length=200, validators=[TOPIC_NAME_VALIDATOR])
@@ -150,7 +154,7 @@ class Topic(models.Model):
         help_text="empty: the cluster default, resolved against the live brokers when placed")
     configs = models.JSONField(default=dict, blank=True)
     assignment = models.JSONField(null=True, blank=True, editable=False,
-                                  help_text="partition -> replica broker ids, fixed once placed")
+                                  help_text="partition -> replica broker ids, as the cluster placed them")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -163,6 +167,20 @@ class Topic(models.Model):
     def physical_name(self) -> str:
         """The topic's name inside the cluster: the tenant's namespace prefix plus its own name."""
         return f"{self.tenant.slug}.{self.name}"
+
+
+class TopicDeletion(models.Model):
+    """A topic deleted here whose DeleteTopics has not succeeded yet.
+
+    Until it has, the brokers still list the topic: discovery (``cluster_topics``) must not take
+    it for one a client created over the Kafka protocol, and the name cannot be created again.
+    """
+
+    topic = models.CharField(max_length=249, unique=True, help_text="physical topic name on the cluster")
+    requested_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.topic
 
 
 class AuditEvent(models.Model):

@@ -1,5 +1,9 @@
 """Make ZooKeeper match the control plane's desired state, one entity or all of them.
 
+Tenants, API keys (credentials) and ACLs are written to ZooKeeper, in Kafka's formats;
+topics are not: brokerd owns them and the control plane asks for them over the Kafka
+protocol (``topic_sync``).
+
 Every ``sync_*`` function reads the entity's *current* row (or its absence) and writes exactly
 that to ZooKeeper, so it is idempotent and safe to retry or run twice in any order: a task
 enqueued for a create that is later deleted simply removes the znode.  ``reconcile`` does the
@@ -12,13 +16,11 @@ from __future__ import annotations
 import json
 from urllib.parse import unquote
 
-from django.conf import settings
-from django.db import transaction
-from django.utils import timezone
+from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
-from . import znodes
-from .models import Acl, ApiKey, Tenant, Topic
+from . import cluster_topics, topic_sync, znodes
+from .models import Acl, ApiKey, Tenant
 from .zookeeper import notify_acl_change, put, put_config, read, remove
 
 
@@ -48,70 +50,6 @@ def sync_api_key(zk: KazooClient, key: str) -> list[str]:
     path = znodes.entity_path(key, None)
     config = _api_key_config(key)
     return [f"{'wrote' if config else 'removed'} /config/{path}"] if put_config(zk, path, config) else []
-
-
-def live_broker_ids(zk: KazooClient) -> list[int]:
-    return sorted(int(child) for child in zk.get_children("/brokers/ids")) if zk.exists(
-        "/brokers/ids") else []
-
-
-def _place(topic: Topic, zk: KazooClient) -> dict[str, list[int]]:
-    """Fix the topic's replica assignment once, over the brokers alive now, and remember it.
-
-    A topic without a replication factor gets the cluster default, or every live broker when
-    fewer are registered (a one-broker dev setup) once it is ``DEFAULT_RF_WAIT_S`` old: brokers
-    starting together with the control plane register one by one, and the first alone must not
-    decide a topic's factor for good.  The factor used is saved with the assignment.
-    """
-    if topic.assignment is None:
-        brokers = live_broker_ids(zk)
-        factor = topic.replication_factor or settings.DEFAULT_REPLICATION_FACTOR
-        age = (timezone.now() - topic.created_at).total_seconds()
-        if not topic.replication_factor and brokers and age >= settings.DEFAULT_RF_WAIT_S:
-            factor = min(factor, len(brokers))
-        start = topic.topic_id.int % max(1, len(brokers))
-        assignment = znodes.assign_replicas(topic.partitions, factor, brokers, start)
-        with transaction.atomic():
-            Topic.objects.filter(pk=topic.pk, assignment__isnull=True).update(
-                assignment=assignment, replication_factor=factor)
-        topic.refresh_from_db(fields=["assignment", "replication_factor"])
-    assert topic.assignment is not None
-    return topic.assignment
-
-
-def topic_config(topic: Topic) -> dict[str, str]:
-    """The configs published for a placed topic: the tenant's own, plus ``min.insync.replicas``
-    = ``TENANT_MIN_INSYNC_REPLICAS`` when it has 3 or more replicas and the tenant set none."""
-    config = {k: str(v) for k, v in topic.configs.items()}
-    if (topic.replication_factor or 0) >= 3:
-        config.setdefault("min.insync.replicas", str(settings.TENANT_MIN_INSYNC_REPLICAS))
-    return config
-
-
-def sync_topic(zk: KazooClient, physical_name: str) -> list[str]:
-    """Publish a tenant topic's assignment and configs; remove both when the topic is gone.
-
-    Raises ValueError when the topic cannot be placed (fewer live brokers than its replication
-    factor); the task retries until brokers are up.
-    """
-    slug, _, name = physical_name.partition(".")
-    topic = Topic.objects.select_related("tenant").filter(tenant__slug=slug, name=name).first()
-    topic_path = znodes.topic_znode(physical_name)
-    config_path = znodes.topic_config_path(physical_name)
-    if topic is None:
-        changes = [f"removed {topic_path}"] if remove(zk, topic_path) else []
-        if put_config(zk, config_path, None):
-            changes.append(f"removed /config/{config_path}")
-        return changes
-    changes = []
-    assignment = _place(topic, zk)
-    # Configs first, as Kafka does: a broker that sees the topic creates its logs with them.
-    if put_config(zk, config_path, topic_config(topic)):
-        changes.append(f"wrote /config/{config_path}")
-    if read(zk, topic_path) is None:
-        put(zk, topic_path, znodes.topic_payload(topic.topic_id, assignment))
-        changes.append(f"wrote {topic_path}")
-    return changes
 
 
 AclResource = tuple[str, str, str]  # (pattern type, resource type, cluster-wide name)
@@ -171,13 +109,12 @@ def published_entities(zk: KazooClient) -> dict[str, dict[str, str]]:
     return found
 
 
-def reconcile(zk: KazooClient) -> list[str]:
+def reconcile(zk: KazooClient, admin: AdminClient) -> list[str]:
     """Repair drift between the database and ZooKeeper for tenants' entities; report each change.
 
-    Quota overrides are ``quotas.publication.reconcile``'s (``zk_sync`` runs both).
-
-    Topics are only (re)created, never deleted here: a topic a client created over the Kafka
-    protocol is legitimately absent from the database.
+    Quota overrides are ``quotas.publication.reconcile``'s (``zk_sync`` runs both).  Topics are
+    discovered (``cluster_topics``) and then asked for (``topic_sync``: Kafka admin requests,
+    never ZooKeeper writes).
     """
     changes: list[str] = []
     slugs = set(Tenant.objects.values_list("slug", flat=True))
@@ -197,6 +134,5 @@ def reconcile(zk: KazooClient) -> list[str]:
     for resource in sorted(acl_resources | _published_acl_resources(zk)):
         changes += sync_acl_resource(zk, resource)
 
-    for topic in Topic.objects.select_related("tenant").order_by("id"):
-        changes += sync_topic(zk, topic.physical_name)
-    return changes
+    # Adopt and forget what clients did over Kafka first, so their topics are not recreated.
+    return changes + cluster_topics.discover(zk) + topic_sync.reconcile(admin)

@@ -18,7 +18,6 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from . import reassignment as r
 from .models import Reassignment, Topic
-from .publication import live_broker_ids
 from .znodes import config_znode, decode, topic_znode
 from .zookeeper import put_config, read
 
@@ -30,6 +29,12 @@ class ClusterFacts:
     assignments: dict[str, dict[str, list[int]]]  # topic -> partition -> replicas (topics asked about)
     brokers: list[int]  # registered (live) broker ids
     moving: set[r.TopicPartition]  # partitions pending in /admin/reassign_partitions
+
+
+def live_broker_ids(zk: KazooClient) -> list[int]:
+    """Registered broker ids (``/brokers/ids`` children; read only)."""
+    return sorted(int(child) for child in zk.get_children("/brokers/ids")) if zk.exists(
+        "/brokers/ids") else []
 
 
 def read_facts(zk: KazooClient, topics: Iterable[str]) -> ClusterFacts:

@@ -17,10 +17,9 @@ from django.db import IntegrityError, transaction
 
 from . import credentials, tasks
 from .audit import Actor, acting_user, publish_on_commit, record
-from .models import Acl, ApiKey, ClientId, Plan, Principal, Reassignment, Tenant, Topic
+from .models import Acl, ApiKey, ClientId, Plan, Principal, Reassignment, Tenant, Topic, TopicDeletion
 from .reassignment import MoveConflict, TopicPartition
 from .reassignments import ClusterFacts
-
 
 
 def _unpublish_principal_objects(principal: Principal) -> None:
@@ -85,8 +84,8 @@ def delete_tenant(actor: Actor, tenant: Tenant) -> None:
     """Delete a tenant and everything it owns, and withdraw all of it from the brokers."""
     for principal in tenant.principals.all():
         _unpublish_principal_objects(principal)
-    for topic in tenant.topics.all():
-        publish_on_commit(tasks.publish_topic, topic.physical_name)
+    for topic in tenant.topics.select_related("tenant"):
+        _withdraw_topic(topic)
     for acl in tenant.acls.select_related("tenant"):
         _publish_acl(acl)
     record(actor, None, "tenant.delete", tenant.slug)
@@ -171,6 +170,8 @@ def create_topic(actor: Actor, tenant: Tenant, *, name: str, partitions: int,
     _check_partition_limit(tenant, partitions)
     topic = Topic(tenant=tenant, name=name, partitions=partitions,
                   replication_factor=replication_factor, configs=configs)
+    if TopicDeletion.objects.filter(topic=topic.physical_name).exists():
+        raise ValidationError({"name": f"topic {name!r} is still being deleted; try again shortly"})
     topic.full_clean()
     topic.save()
     record(actor, tenant, "topic.create", topic.physical_name, partitions=partitions,
@@ -180,19 +181,36 @@ def create_topic(actor: Actor, tenant: Tenant, *, name: str, partitions: int,
 
 
 @transaction.atomic
-def update_topic_configs(actor: Actor, topic: Topic, configs: dict[str, str]) -> Topic:
-    topic.configs = configs
+def update_topic(actor: Actor, topic: Topic, *, configs: dict[str, str] | None = None,
+                 partitions: int | None = None) -> Topic:
+    """Replace the topic's configs and/or grow its partitions (Kafka never shrinks a topic)."""
+    changes: dict[str, Any] = {}
+    if partitions is not None and partitions != topic.partitions:
+        if partitions < topic.partitions:
+            raise ValidationError({"partitions": (
+                f"a topic's partitions can only grow; it has {topic.partitions}")})
+        Tenant.objects.select_for_update().filter(pk=topic.tenant_id).first()
+        _check_partition_limit(topic.tenant, partitions - topic.partitions)
+        topic.partitions = changes["partitions"] = partitions
+    if configs is not None:
+        topic.configs = changes["configs"] = configs
     topic.full_clean()
-    topic.save(update_fields=["configs"])
-    record(actor, topic.tenant, "topic.update", topic.physical_name, configs=configs)
+    topic.save(update_fields=list(changes))
+    record(actor, topic.tenant, "topic.update", topic.physical_name, **changes)
     publish_on_commit(tasks.publish_topic, topic.physical_name)
     return topic
+
+
+def _withdraw_topic(topic: Topic) -> None:
+    """Mark the topic for DeleteTopics (see ``TopicDeletion``) and ask for it after commit."""
+    TopicDeletion.objects.get_or_create(topic=topic.physical_name)
+    publish_on_commit(tasks.publish_topic, topic.physical_name)
 
 
 @transaction.atomic
 def delete_topic(actor: Actor, topic: Topic) -> None:
     record(actor, topic.tenant, "topic.delete", topic.physical_name)
-    publish_on_commit(tasks.publish_topic, topic.physical_name)
+    _withdraw_topic(topic)
     topic.delete()
 
 

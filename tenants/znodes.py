@@ -7,8 +7,10 @@ Pure functions (no I/O) so the formats are unit-tested in milliseconds.  Brokers
   authenticates as (``{"version":1,"config":{"SCRAM-SHA-256":…,"SCRAM-SHA-512":…,"principal":…,"tenant":…}}``)
 - ``/config/users/<user>[/clients/<client>]``, ``/config/clients/<client>``: quota overrides
 - ``/config/changes/config_change_<seq>``: ``{"version":2,"entity_path":"users/…"}`` after each change
-- ``/brokers/topics/<topic>``: ``{"version":3,"topic_id":…,"partitions":{"0":[1,2,3]},…}``
-  and ``/config/topics/<topic>``: the topic's config overrides
+- ``/acls/<literal|prefixed>/<ResourceType>/<name>`` and ``/acls/changes/acl_changes_<seq>``
+
+Topics are not written here: brokerd owns ``/brokers/topics`` and ``/config/topics`` and the
+control plane asks for topics over the Kafka protocol (``kafka_admin``, ``topic_sync``).
 """
 
 from __future__ import annotations
@@ -82,42 +84,18 @@ def api_key_config(*, scram_sha_256: str, scram_sha_512: str, principal: str, te
     }
 
 
+TOPICS_ZNODE = "/brokers/topics"
+
+
 def topic_znode(topic: str) -> str:
-    return f"/brokers/topics/{topic}"
+    """Where brokerd keeps a topic's assignment: the control plane only reads it (topics are
+    created, grown and deleted through Kafka's admin APIs, see ``topic_sync``)."""
+    return f"{TOPICS_ZNODE}/{topic}"
 
 
-def topic_config_path(topic: str) -> str:
-    return f"topics/{topic}"
-
-
-def kafka_uuid(value: uuid.UUID) -> str:
-    """Kafka prints a Uuid as URL-safe base64 of its 16 bytes without padding."""
-    return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode()
-
-
-def topic_payload(topic_id: uuid.UUID, assignment: Mapping[str, Sequence[int]]) -> bytes:
-    partitions = {str(p): list(replicas) for p, replicas in assignment.items()}
-    return encode({
-        "version": 3, "topic_id": kafka_uuid(topic_id), "partitions": partitions,
-        "adding_replicas": {}, "removing_replicas": {},
-    })
-
-
-def assign_replicas(partitions: int, replication_factor: int, broker_ids: Sequence[int],
-                    start: int) -> dict[str, list[int]]:
-    """Round-robin placement: partition p's replicas are the rf brokers after position start+p.
-
-    Leaders (first replicas) therefore rotate over the brokers, and so does each follower slot.
-    """
-    brokers = sorted(broker_ids)
-    if replication_factor > len(brokers):
-        raise ValueError(
-            f"replication factor {replication_factor} is larger than the {len(brokers)} live brokers")
-    n = len(brokers)
-    return {
-        str(p): [brokers[(start + p + r) % n] for r in range(replication_factor)]
-        for p in range(partitions)
-    }
+def uuid_from_kafka(text: str) -> uuid.UUID:
+    """A Kafka Uuid as printed in znodes: URL-safe base64 of its 16 bytes, without padding."""
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
 
 
 ACL_CHANGES_ZNODE = "/acls/changes"

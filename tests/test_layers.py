@@ -94,3 +94,82 @@ def test_control_plane_apps_point_down() -> None:
 def test_the_checker_sees_relative_imports() -> None:
     sample = REPO_ROOT / "brokerd" / "quota" / "__init__.py"
     assert any(m.startswith("brokerd.quota") for m in imported_modules(sample))
+
+
+# ---- the control plane asks, brokerd acts: no topic znode writes, no replica placement ----
+
+# Kazoo's writes (plain, async and in transactions) and the control plane's own write helpers.
+ZK_WRITES = {"create", "set", "delete", "ensure_path", "set_data", "create_async", "set_async",
+             "delete_async", "put", "remove", "put_config"}
+# What names a topic's znodes: the paths themselves, or the helpers that build them.
+TOPIC_NODE_MARKERS = ("/brokers/topics", "brokers/topics", "/config/topics", "topics/")
+TOPIC_NODE_HELPERS = {"topic_znode", "TOPICS_ZNODE", "topic_config_path", "topic_path"}
+
+
+def _mentions_topic_node(node: ast.AST, tainted: set[str]) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and any(
+                marker in sub.value for marker in TOPIC_NODE_MARKERS):
+            return True
+        if isinstance(sub, ast.Name) and (sub.id in TOPIC_NODE_HELPERS or sub.id in tainted):
+            return True
+        if isinstance(sub, ast.Attribute) and sub.attr in TOPIC_NODE_HELPERS:
+            return True
+    return False
+
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The scope's nodes, not descending into the functions it defines (each is its own scope)."""
+    for child in ast.iter_child_nodes(scope):
+        if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            yield child
+            yield from _own_nodes(child)
+
+
+def topic_node_writes(source: str, filename: str = "<source>") -> list[str]:
+    """Calls in ``source`` that write a topic znode: a write method (``ZK_WRITES``) given a path
+    that names ``/brokers/topics`` or ``/config/topics``, directly or through a variable assigned
+    from such a path in the same function (a small taint analysis; enough for this code base)."""
+    tree = ast.parse(source, filename=filename)
+    found = []
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    for scope in [tree, *functions]:
+        tainted: set[str] = set()
+        own = list(_own_nodes(scope))
+        for node in own:
+            if isinstance(node, ast.Assign) and _mentions_topic_node(node.value, tainted):
+                tainted.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        for node in own:
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ZK_WRITES and any(_mentions_topic_node(a, tainted) for a in node.args):
+                found.append(f"{filename}:{node.lineno} {ast.unparse(node)[:120]}")
+    return sorted(set(found))
+
+
+def test_control_plane_never_writes_topic_znodes_nor_places_replicas() -> None:
+    """Topics are created, grown, configured and deleted with Kafka's admin APIs; brokerd's
+    controller places replicas (rack-aware).  Reading ``/brokers/topics`` stays allowed."""
+    problems = []
+    for path in (p for top in CONTROL_PLANE for p in sources(top)):
+        text = path.read_text()
+        problems += topic_node_writes(text, str(path.relative_to(REPO_ROOT)))
+        if "assign_replicas" in text or "round-robin" in text.lower():
+            problems.append(f"{path.relative_to(REPO_ROOT)} places replicas")
+    assert problems == []
+
+
+def test_the_topic_write_checker_sees_direct_and_indirect_writes() -> None:
+    sample = '''
+def publish(zk, topic, payload):
+    zk.create(f"/brokers/topics/{topic}", payload, makepath=True)
+    path = znodes.topic_znode(topic)
+    put(zk, path, payload)
+    remove(zk, topic_znode(topic))
+    put_config(zk, f"topics/{topic}", None)
+    zk.get(znodes.topic_znode(topic))
+'''
+    writes = topic_node_writes(sample)
+    assert [w.split()[0] for w in writes] == [f"<source>:{n}" for n in (3, 5, 6, 7)]

@@ -11,6 +11,7 @@
 | DEFAULT_REPLICATION_FACTOR | 3                             | topics without one (at most the live brokers) |
 | DEFAULT_RF_WAIT_S   | 10                                   | wait for brokers before capping the RF     |
 | REASSIGNMENT_TRACK_INTERVAL_S | 2                          | how often partition moves are checked (beat) |
+| TOPIC_DISCOVERY_INTERVAL_S | 2                             | topics made over Kafka: discovery (beat) |
 | OPERATOR_BOOTSTRAP_SERVERS | BOOTSTRAP_SERVERS             | PLAINTEXT listener the admin client uses |
 | KAFKA_ADMIN_TIMEOUT_S | 5                                  | per admin request of the control plane     |
 | LAG_SNAPSHOT_INTERVAL_S | 5                                | consumer-lag snapshot period (Celery beat) |
@@ -143,6 +144,8 @@ DEFAULT_RF_WAIT_S = float(os.environ.get("DEFAULT_RF_WAIT_S", "10"))
 # acks=all then survives one broker down and never acknowledges a write held by a single copy.
 TENANT_MIN_INSYNC_REPLICAS = 2
 REASSIGNMENT_TRACK_INTERVAL_S = float(os.environ.get("REASSIGNMENT_TRACK_INTERVAL_S", "2"))
+# How often Celery beat looks for topics created or deleted over the Kafka protocol.
+TOPIC_DISCOVERY_INTERVAL_S = float(os.environ.get("TOPIC_DISCOVERY_INTERVAL_S", "2"))
 OPERATOR_BOOTSTRAP_SERVERS = os.environ.get("OPERATOR_BOOTSTRAP_SERVERS", BOOTSTRAP_SERVERS)
 KAFKA_ADMIN_TIMEOUT_S = float(os.environ.get("KAFKA_ADMIN_TIMEOUT_S", "5"))
 LAG_SNAPSHOT_INTERVAL_S = float(os.environ.get("LAG_SNAPSHOT_INTERVAL_S", "5"))
@@ -166,6 +169,9 @@ CELERY_BEAT_SCHEDULE = {
     "consumer-lag-snapshot": {"task": "dashboard.tasks.snapshot_consumer_lag",
                               "schedule": LAG_SNAPSHOT_INTERVAL_S,
                               "options": {"expires": LAG_SNAPSHOT_INTERVAL_S}},
+    "discover-topics": {"task": "tenants.tasks.discover_topics",
+                        "schedule": TOPIC_DISCOVERY_INTERVAL_S,
+                        "options": {"expires": TOPIC_DISCOVERY_INTERVAL_S}},
     "track-reassignments": {"task": "tenants.tasks.track_reassignments",
                             "schedule": REASSIGNMENT_TRACK_INTERVAL_S,
                             "options": {"expires": REASSIGNMENT_TRACK_INTERVAL_S}},

@@ -105,10 +105,18 @@ class TopicSerializer(serializers.ModelSerializer):
 
 
 class TopicUpdateSerializer(serializers.Serializer):
-    configs = serializers.DictField(child=serializers.CharField())
+    """PATCH: new configs (replacing all), more partitions (CreatePartitions), or both."""
+
+    configs = serializers.DictField(child=serializers.CharField(), required=False)
+    partitions = serializers.IntegerField(min_value=1, max_value=1000, required=False)
 
     def validate_configs(self, configs: dict[str, str]) -> dict[str, str]:
         return TopicSerializer().validate_configs(configs)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError("set configs, partitions, or both")
+        return attrs
 
     def to_representation(self, instance: Any) -> Any:
         return TopicSerializer(instance).data

@@ -178,8 +178,7 @@ class TopicViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantOwned
         topic = self.get_object()
         serializer = s.TopicUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        topic = call_service(services.update_topic_configs, request.user, topic,
-                             serializer.validated_data["configs"])
+        topic = call_service(services.update_topic, request.user, topic, **serializer.validated_data)
         return Response(self.get_serializer(topic).data)
 
     def destroy(self, request: Request, tenant_slug: str, name: str) -> Response:

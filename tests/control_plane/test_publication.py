@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from django.core.management import call_command
@@ -62,22 +61,6 @@ def test_tenant_key_and_quota_are_published_with_notifications(acme_api, zk) -> 
     wait_for(lambda: _notifications(zk).count(f"users/{key['key']}") == 2)
 
 
-def test_topic_is_placed_on_live_brokers(acme_api, zk) -> None:  # type: ignore[no-untyped-def]
-    for broker_id in (1, 2, 3):
-        zk.create(f"/brokers/ids/{broker_id}", b"{}", makepath=True, ephemeral=True)
-    created = acme_api.post("/api/v1/tenants/acme/topics/",
-                            {"name": "orders", "partitions": 3, "replication_factor": 2,
-                             "configs": {"retention.ms": "60000"}}, format="json")
-    assert created.status_code == 201, created.content
-    topic = wait_for(lambda: _json(zk, "/brokers/topics/acme.orders"))
-    assert topic["version"] == 3 and len(topic["topic_id"]) == 22
-    assert sorted(r[0] for r in topic["partitions"].values()) == [1, 2, 3]
-    assert _json(zk, "/config/topics/acme.orders") == {"version": 1, "config": {"retention.ms": "60000"}}
-
-    assert acme_api.delete("/api/v1/tenants/acme/topics/orders/").status_code == 204
-    wait_for(lambda: not zk.exists("/brokers/topics/acme.orders"))
-
-
 def test_zk_sync_repairs_drift(acme_api, zk, publishing, capsys) -> None:  # type: ignore[no-untyped-def]
     key = acme_api.post("/api/v1/tenants/acme/api-keys/", {"principal": "orders"},
                         format="json").json()["key"]
@@ -113,42 +96,6 @@ def test_acls_are_published_in_kafka_format(acme_api, zk) -> None:  # type: igno
 
     assert acme_api.delete(f"/api/v1/tenants/acme/acls/{granted.json()['id']}/").status_code == 204
     wait_for(lambda: not zk.exists(path))
-
-
-def test_default_replication_factor_is_capped_at_live_brokers(acme_api, zk) -> None:  # type: ignore[no-untyped-def]
-    from tenants.models import Topic
-
-    zk.create("/brokers/ids/1", b"{}", makepath=True, ephemeral=True)
-    assert acme_api.post("/api/v1/tenants/acme/topics/", {"name": "solo", "partitions": 2},
-                         format="json").json()["replication_factor"] is None
-    assert wait_for(lambda: _json(zk, "/brokers/topics/acme.solo"))["partitions"] == {"0": [1], "1": [1]}
-    assert _json(zk, "/config/topics/acme.solo") == {"version": 1, "config": {}}
-    assert Topic.objects.get(name="solo").replication_factor == 1
-
-    for broker_id in (2, 3, 4):
-        zk.create(f"/brokers/ids/{broker_id}", b"{}", ephemeral=True)
-    created = acme_api.post("/api/v1/tenants/acme/topics/", {"name": "wide", "partitions": 4},
-                            format="json")
-    assert created.status_code == 201, created.content
-    wide = wait_for(lambda: _json(zk, "/brokers/topics/acme.wide"))["partitions"]
-    assert {len(replicas) for replicas in wide.values()} == {3}
-    assert _json(zk, "/config/topics/acme.wide")["config"] == {"min.insync.replicas": "2"}
-    assert wait_for(lambda: Topic.objects.get(name="wide").replication_factor == 3)
-
-    acme_api.post("/api/v1/tenants/acme/topics/", {"name": "own", "partitions": 1,
-                                                   "configs": {"min.insync.replicas": "3"}}, format="json")
-    assert wait_for(lambda: _json(zk, "/config/topics/acme.own"))["config"] == {"min.insync.replicas": "3"}
-
-
-def test_default_replication_factor_waits_for_brokers_still_starting(acme_api, zk, settings) -> None:  # type: ignore[no-untyped-def]
-    settings.DEFAULT_RF_WAIT_S = 5.0
-    zk.create("/brokers/ids/1", b"{}", makepath=True, ephemeral=True)
-    acme_api.post("/api/v1/tenants/acme/topics/", {"name": "early", "partitions": 1}, format="json")
-    time.sleep(0.5)
-    assert not zk.exists("/brokers/topics/acme.early")  # one broker up: not yet decided
-    for broker_id in (2, 3):
-        zk.create(f"/brokers/ids/{broker_id}", b"{}", ephemeral=True)
-    assert len(wait_for(lambda: _json(zk, "/brokers/topics/acme.early"))["partitions"]["0"]) == 3
 
 
 def test_quota_overrides_leave_zookeeper_with_their_principal(acme_api, operator_api, zk) -> None:  # type: ignore[no-untyped-def]

@@ -40,7 +40,7 @@ PRINCIPAL, KAFKA_USER, TOPIC = "orders", "acme.orders", "acme.orders"
 
 
 @pytest.fixture
-def brokers(publishing: str, tmp_path: Path) -> Iterator[list[tuple[BrokerProcess, int]]]:
+def brokers(publishing: str, tmp_path: Path, settings) -> Iterator[list[tuple[BrokerProcess, int]]]:
     """Three brokers on the test's chroot: (process, SASL_PLAINTEXT port) each."""
     started: list[tuple[BrokerProcess, int]] = []
     try:
@@ -51,6 +51,8 @@ def brokers(publishing: str, tmp_path: Path) -> Iterator[list[tuple[BrokerProces
                                    extra_listeners=(f"SASL_PLAINTEXT://127.0.0.1:{sasl_port}",))
             started.append((broker, sasl_port))
             broker.start()
+        # topics are CreateTopics requests of the control plane's admin client
+        settings.OPERATOR_BOOTSTRAP_SERVERS = ",".join(b.bootstrap for b, _ in started)
         yield started
     finally:
         for broker, _ in started:

@@ -36,16 +36,19 @@ def _notified(zk) -> list[str]:  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def cluster(publishing, zk, make_tenant, operator_api):  # type: ignore[no-untyped-def]
-    """Four registered brokers and a tenant topic acme.orders (2 partitions, RF 3) placed on them."""
+    """Four registered brokers and a tenant topic acme.orders (2 partitions, RF 3) placed on them
+    — written as brokerd's CreateTopics writes it, and discovered by the control plane."""
     for broker_id in (1, 2, 3, 4):
         zk.create(f"/brokers/ids/{broker_id}", b"{}", makepath=True, ephemeral=True)
     make_tenant("acme")
     wait_for(lambda: zk.exists("/tenants/acme"))  # one writer at a time on the SQLite test database
-    created = operator_api.post("/api/v1/tenants/acme/topics/",
-                                {"name": "orders", "partitions": 2, "replication_factor": 3},
-                                format="json")
-    assert created.status_code == 201, created.content
-    return wait_for(lambda: _json(zk, "/brokers/topics/acme.orders"))["partitions"]
+    partitions = {"0": [1, 2, 3], "1": [2, 3, 4]}
+    zk.create("/brokers/topics/acme.orders", json.dumps({
+        "version": 3, "topic_id": "AAAAAAAAAAAAAAAAAAAAAQ", "partitions": partitions,
+        "adding_replicas": {}, "removing_replicas": {}}).encode(), makepath=True)
+    tasks.discover_topics.delay()
+    wait_for(lambda: Topic.objects.filter(name="orders").exists())
+    return partitions
 
 
 def _spare(replicas: list[int]) -> int:

@@ -29,7 +29,7 @@ TOPIC, RECORDS = "acme.orders", 200
 
 
 @pytest.fixture
-def brokers(publishing: str, tmp_path: Path) -> Iterator[list[BrokerProcess]]:
+def brokers(publishing: str, tmp_path: Path, settings) -> Iterator[list[BrokerProcess]]:
     started: list[BrokerProcess] = []
     try:
         for broker_id in (1, 2, 3):
@@ -37,6 +37,8 @@ def brokers(publishing: str, tmp_path: Path) -> Iterator[list[BrokerProcess]]:
                                    properties={"zookeeper.session.timeout.ms": "6000"})
             started.append(broker)
             broker.start()
+        # topics are CreateTopics requests of the control plane's admin client
+        settings.OPERATOR_BOOTSTRAP_SERVERS = ",".join(b.bootstrap for b in started)
         yield started
     finally:
         for broker in started:

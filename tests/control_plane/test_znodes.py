@@ -1,4 +1,4 @@
-"""Kafka's ZooKeeper formats and the replica placement rule (pure, no ZooKeeper)."""
+"""Kafka's ZooKeeper formats as the control plane writes and reads them (pure, no ZooKeeper)."""
 
 import json
 import uuid
@@ -24,19 +24,7 @@ def test_payloads_are_kafka_json() -> None:
         "version": 2, "entity_path": "clients/app-1"}
 
 
-def test_topic_payload_has_kafka_topic_id() -> None:
-    topic_id = uuid.UUID("00000000-0000-0000-0000-000000000001")
-    payload = json.loads(znodes.topic_payload(topic_id, {"0": [1, 2], "1": [2, 3]}))
-    assert payload["version"] == 3
-    assert payload["topic_id"] == "AAAAAAAAAAAAAAAAAAAAAQ"
-    assert payload["partitions"] == {"0": [1, 2], "1": [2, 3]}
-
-
-def test_round_robin_assignment_spreads_leaders_and_replicas() -> None:
-    assignment = znodes.assign_replicas(6, 3, [3, 1, 2], start=0)
-    leaders = [replicas[0] for replicas in assignment.values()]
-    assert sorted(leaders) == [1, 1, 2, 2, 3, 3]
-    assert all(len(set(replicas)) == 3 for replicas in assignment.values())
-    assert znodes.assign_replicas(2, 1, [5], start=7) == {"0": [5], "1": [5]}
-    with pytest.raises(ValueError, match="replication factor 3"):
-        znodes.assign_replicas(1, 3, [1, 2], start=0)
+def test_kafka_topic_ids_read_back_as_uuids() -> None:
+    """Topic ids are brokerd's now (CreateTopics); the control plane only reads them."""
+    one = uuid.UUID("00000000-0000-0000-0000-000000000001")
+    assert znodes.uuid_from_kafka("AAAAAAAAAAAAAAAAAAAAAQ") == one
