@@ -12,6 +12,7 @@ from typing import Any
 
 from bench.report import ratio
 
+ERROR_CHARS = 300
 PEERS = (("nats_jetstream", "JetStream"), ("redis_streams", "Redis Streams"))
 
 
@@ -30,12 +31,19 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _short(error: str) -> str:
+    """An error's first line, cut: a broker's start-up failure carries its whole log (the
+    JSON keeps all of it)."""
+    first = error.splitlines()[0] if error else ""
+    return first if len(first) <= ERROR_CHARS else first[:ERROR_CHARS] + " …"
+
+
 def _missing(name: str, section: dict[str, Any]) -> list[str] | None:
     """The lines for a phase that failed ("FAILED: …") or did not run (none); None when
     it has figures to print."""
     if not section:
         return []
-    return [f"{name}: FAILED: {section['error']}", ""] if "error" in section else None
+    return [f"{name}: FAILED: {_short(section['error'])}", ""] if "error" in section else None
 
 
 def _latency(consumer: dict[str, Any]) -> str:
@@ -53,7 +61,7 @@ def _default_path_section(section: dict[str, Any], peers: dict[str, Any]) -> lis
     for key, figures in section.items():
         if key.startswith("latency"):
             if "error" in figures:
-                lines.append(f"  {key}: FAILED: {figures['error']}")
+                lines.append(f"  {key}: FAILED: {_short(figures['error'])}")
                 continue
             producer = figures["producer"]
             lines.append(f"  {key} at {producer['records_per_second']:,}/s: "
@@ -62,7 +70,7 @@ def _default_path_section(section: dict[str, Any], peers: dict[str, Any]) -> lis
                          f"{producer['other_cpu_share']:.2f}")
         elif key.startswith("search"):
             if "error" in figures:
-                lines.append(f"  {key}: FAILED: {figures['error']}")
+                lines.append(f"  {key}: FAILED: {_short(figures['error'])}")
                 continue
             steps = "; ".join(
                 f"{s['rate']:,}/s ({s['producers']}p) p99 {s['consumer'].get('p99_ms', '-')} ms "
@@ -71,7 +79,7 @@ def _default_path_section(section: dict[str, Any], peers: dict[str, Any]) -> lis
                          f"{figures['best_rate']:,} records/s  [{steps}]")
     ratio_figures = section.get("ratio", {})
     if "error" in ratio_figures:
-        lines.append(f"  throughput ratio: FAILED: {ratio_figures['error']}")
+        lines.append(f"  throughput ratio: FAILED: {_short(ratio_figures['error'])}")
     elif ratio_figures:
         replicated, baseline = ratio_figures["acks=all RF=3"], ratio_figures["acks=1 RF=1"]
         lines.append(f"  throughput acks=all RF 3 {replicated.get('mb_per_second')} MB/s / "
@@ -106,7 +114,7 @@ def _partitions_section(section: dict[str, Any]) -> list[str]:
         lines.append("".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)) + tail)
     failover = section.get("failover", {})
     if "error" in failover:
-        lines.append(f"failover: FAILED: {failover['error']}")
+        lines.append(f"failover: FAILED: {_short(failover['error'])}")
     elif failover:
         lines.append(
             f"failover of the broker leading {failover['led_by_victim']:,} of "
@@ -149,7 +157,7 @@ def _peers_section(section: dict[str, Any], default_path: dict[str, Any]) -> lis
     for key, name in PEERS:
         peer = section.get(key, {})
         if "error" in peer:
-            lines.append(f"  {name}: FAILED: {peer['error']}")
+            lines.append(f"  {name}: FAILED: {_short(peer['error'])}")
             continue
         latency, rate = peer["latency"], peer["throughput"]
         mode = (f"file storage, replicas {peer['replicas']}" if "storage" in peer else

@@ -86,3 +86,12 @@ def test_report_prints_every_phase_failures_and_ratios_to_peers() -> None:
     assert "ratio p50 4.00, p99 3.00" in text  # ours 2.0 / 0.5 and 9.0 / 3.0
     assert "ratio 0.80 (acks=all), 2.00 (acks=1)" in text
     assert "Redis Streams: FAILED: ConnectionError: refused" in text
+
+
+def test_a_failure_carrying_a_broker_log_is_cut_to_its_first_line() -> None:
+    figures = results()
+    figures["partitions"]["failover"] = {"error": "TimeoutError: broker did not answer\n"
+                                                  + "log line\n" * 1_000}
+    text = render(figures)
+    assert "failover: FAILED: TimeoutError: broker did not answer" in text
+    assert "log line" not in text
