@@ -147,12 +147,13 @@ class ReplicaManager:
         the same reason a replica a reassignment is removing never rejoins."""
         now_ms = self._clock_ms()
         hosted.record_follower_fetch(replica_id, fetch_offset, now_ms)
-        may_join = self._is_live(replica_id) and replica_id not in hosted.removing
-        self._maybe_change_isr(hosted, now_ms, replica_id if may_join else None)
+        self._maybe_change_isr(hosted, now_ms, replica_id)
 
     def check_isrs(self) -> None:
         """Periodic (every second): propose shrinking the ISR of led partitions with
-        lagging followers; skipped once after the loop stalled (``ISR_CHECK_STALL_MS``)."""
+        lagging followers, and growing it by caught-up followers whose fetch sessions
+        fetched them without naming them; skipped once after the loop stalled
+        (``ISR_CHECK_STALL_MS``)."""
         now_ms = self._clock_ms()
         previous, self._last_isr_check_ms = self._last_isr_check_ms, now_ms
         if previous is not None and now_ms - previous > ISR_CHECK_STALL_MS:
@@ -165,10 +166,18 @@ class ReplicaManager:
 
     def _maybe_change_isr(self, hosted: Partition, now_ms: int,
                           fetched_by: int | None = None) -> None:
+        """Propose the ISR change due, if any.  Replicas join only after a fetch (named,
+        or implied by their fetch session: see :meth:`Partition.begin_isr_change`)."""
         key = (hosted.topic, hosted.index)
         if self.isr_store is None or now_ms < self._isr_retry_at_ms.get(key, 0):
             return
-        isr = hosted.begin_isr_change(now_ms, self.lag_time_max_ms, fetched_by)
+
+        def may_admit(replica: int) -> bool:
+            return self._is_live(replica) and replica not in hosted.removing
+
+        if fetched_by is not None and not may_admit(fetched_by):
+            fetched_by = None
+        isr = hosted.begin_isr_change(now_ms, self.lag_time_max_ms, fetched_by, may_admit)
         if isr is None:
             return
         task = asyncio.get_running_loop().create_task(self._write_isr(self.isr_store, hosted,

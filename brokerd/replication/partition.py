@@ -154,35 +154,47 @@ class Partition:
         self._maybe_advance_high_watermark()
 
     def begin_isr_change(self, now_ms: int, lag_time_max_ms: int,
-                         fetched_by: int | None = None) -> tuple[int, ...] | None:
+                         fetched_by: int | None = None,
+                         may_admit: Callable[[int], bool] | None = None
+                         ) -> tuple[int, ...] | None:
         """The ISR this leader should propose now (lagging members out; ``fetched_by``,
         the replica whose fetch prompted this, in if it caught up), marked in flight until
         :meth:`isr_change_done`; None when no change is due or a proposal is already in
         flight (at most one per partition).  Only a fetch admits a replica: a dead one's
-        last known offset may still equal an idle high watermark."""
+        last known offset may still equal an idle high watermark.  A fetch through a
+        follower's session that did not name this partition counts too, for replicas
+        ``may_admit`` allows (its idle partitions are never named again)."""
         if not self.is_leader or self.proposed_isr is not None:
             return None
-        self._apply_session_fetches()
+        fetched = [replica for replica in self._apply_session_fetches()
+                   if may_admit is not None and may_admit(replica)]
+        if fetched_by is not None:
+            fetched.append(fetched_by)
         lagging = rules.out_of_sync(self.broker_id, self.isr, self.followers, now_ms,
                                     lag_time_max_ms)
-        joining: tuple[int, ...] = ()
-        if (fetched_by is not None and fetched_by not in self.isr
-                and fetched_by in self.replicas and rules.may_join_isr(
-                    self.followers[fetched_by], self.high_watermark, self.epoch_start_offset)):
-            joining = (fetched_by,)
+        joining = tuple(replica for replica in dict.fromkeys(fetched)
+                        if replica not in self.isr and replica in self.replicas
+                        and rules.may_join_isr(self.followers[replica], self.high_watermark,
+                                               self.epoch_start_offset))
         if not lagging and not joining:
             return None
         self.proposed_isr = tuple(r for r in self.isr if r not in lagging) + joining
         return self.proposed_isr
 
-    def _apply_session_fetches(self) -> None:
+    def _apply_session_fetches(self) -> list[int]:
         """Count the fetches followers made of this partition through their sessions
-        without naming it (an idle, caught-up follower sends nothing about it)."""
+        without naming it (an idle, caught-up follower sends nothing about it); returns
+        the replicas that fetched so since the last count."""
+        fetched = []
         for replica, fetched_ms in self.session_fetches.items():
             state = self.followers.get(replica)
             when = fetched_ms()
-            if state is not None and when is not None:
-                self.followers[replica] = rules.repeat_fetch(state, when)
+            if state is None or when is None:
+                continue
+            self.followers[replica] = rules.repeat_fetch(state, when)
+            if self.followers[replica] is not state:
+                fetched.append(replica)
+        return fetched
 
     def isr_change_done(self, leader_epoch: int, isr: tuple[int, ...] | None,
                         zk_version: int) -> None:

@@ -78,3 +78,23 @@ def test_role_changes_are_announced(tmp_path: Path) -> None:
     partition.become_follower(2, 6, (1, 2), (2,), 3)
     partition.stop()
     assert seen == [1, 2, -1]
+
+
+def test_a_follower_fetching_only_through_its_session_rejoins_but_a_dead_one_does_not(
+        tmp_path: Path) -> None:
+    """Shrunk out while it could not fetch (e.g. a stalled loop), an idle follower never
+    names the partition again: its session's fetches must admit it, once each; a session
+    that stopped fetching admits nobody."""
+    partition = leader(tmp_path)
+    partition.record_follower_fetch(2, 0, now_ms=1_000)
+    assert partition.begin_isr_change(40_000, LAG_MS) == (1,)
+    partition.isr_change_done(4, (1,), 2)
+    session_ms = [40_000]
+    partition.session_fetches[2] = lambda: session_ms[0]
+    assert partition.begin_isr_change(40_500, LAG_MS, may_admit=lambda r: False) is None
+    session_ms[0] = 41_000
+    assert partition.begin_isr_change(41_000, LAG_MS, may_admit=lambda r: True) == (1, 2)
+    partition.isr_change_done(4, None, 2)  # the write failed: retried on the next fetch
+    assert partition.begin_isr_change(41_500, LAG_MS, may_admit=lambda r: True) is None
+    session_ms[0] = 42_000
+    assert partition.begin_isr_change(42_000, LAG_MS, may_admit=lambda r: True) == (1, 2)
