@@ -115,7 +115,9 @@ def sync_topic(admin: AdminClient, physical_name: str) -> list[str]:
         if cluster is None:
             raise kafka_admin.KafkaRequestFailed(f"topic {physical_name} created but not yet described")
     changes += _align(admin, topic, cluster)
-    _observed(topic, kafka_admin.describe_topic(admin, physical_name) or cluster)
+    if topic.partitions > cluster.partitions:  # grown just now: read where the new ones went
+        cluster = kafka_admin.describe_topic(admin, physical_name) or cluster
+    _observed(topic, cluster)
     return changes
 
 

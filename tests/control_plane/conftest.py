@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from rest_framework.test import APIClient
 
 from tenants.models import Tenant
+from tests.integration.brokerd.broker_process import BrokerProcess
+from tests.support.services import free_port
 
 
 @pytest.fixture(scope="session")
@@ -77,3 +81,31 @@ def wait_for(predicate: Callable[[], object], timeout: float = 15.0) -> object:
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout}s")
         time.sleep(0.05)
+
+
+@contextmanager
+def running_brokers(zk_connect: str, directory: Path, settings, racks: dict[int, str | None],  # type: ignore[no-untyped-def]
+                    sasl: bool = False) -> Iterator[list[tuple[BrokerProcess, int | None]]]:
+    """Brokers on the test's chroot, the control plane's admin client pointed at them."""
+    started: list[tuple[BrokerProcess, int | None]] = []
+    try:
+        for broker_id, rack in racks.items():
+            sasl_port = free_port() if sasl else None
+            properties = {"zookeeper.session.timeout.ms": "6000"}
+            if rack:
+                properties["broker.rack"] = rack
+            broker = BrokerProcess(zk_connect, directory / f"logs-{broker_id}", broker_id,
+                                   properties=properties,
+                                   extra_listeners=(f"SASL_PLAINTEXT://127.0.0.1:{sasl_port}",)
+                                   if sasl_port else ())
+            started.append((broker, sasl_port))
+            broker.start()
+        settings.OPERATOR_BOOTSTRAP_SERVERS = ",".join(b.bootstrap for b, _ in started)
+        yield started
+    finally:
+        for broker, _ in started:
+            if broker.process is not None and broker.process.poll() is None:
+                try:
+                    broker.stop(timeout=5)
+                except Exception:
+                    broker.kill()

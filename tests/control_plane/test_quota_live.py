@@ -26,9 +26,8 @@ from tests.integration.brokerd.broker_process import BrokerProcess
 from tests.integration.brokerd.quota_support import PushStats, producer, push, scrape
 from tests.integration.brokerd.tenancy_fixtures import WATCH_PROPAGATION_S
 from tests.integration.brokerd.test_quotas import ByteSampler
-from tests.support.services import free_port
 
-from .conftest import wait_for
+from .conftest import running_brokers, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -40,27 +39,10 @@ PRINCIPAL, KAFKA_USER, TOPIC = "orders", "acme.orders", "acme.orders"
 
 
 @pytest.fixture
-def brokers(publishing: str, tmp_path: Path, settings) -> Iterator[list[tuple[BrokerProcess, int]]]:
+def brokers(publishing: str, tmp_path: Path, settings) -> Iterator[list[tuple[BrokerProcess, int | None]]]:  # type: ignore[no-untyped-def]
     """Three brokers on the test's chroot: (process, SASL_PLAINTEXT port) each."""
-    started: list[tuple[BrokerProcess, int]] = []
-    try:
-        for broker_id in (1, 2, 3):
-            sasl_port = free_port()
-            broker = BrokerProcess(publishing, tmp_path / f"logs-{broker_id}", broker_id,
-                                   properties={"zookeeper.session.timeout.ms": "6000"},
-                                   extra_listeners=(f"SASL_PLAINTEXT://127.0.0.1:{sasl_port}",))
-            started.append((broker, sasl_port))
-            broker.start()
-        # topics are CreateTopics requests of the control plane's admin client
-        settings.OPERATOR_BOOTSTRAP_SERVERS = ",".join(b.bootstrap for b, _ in started)
+    with running_brokers(publishing, tmp_path, settings, {1: None, 2: None, 3: None}, sasl=True) as started:
         yield started
-    finally:
-        for broker, _ in started:
-            if broker.process is not None and broker.process.poll() is None:
-                try:
-                    broker.stop(timeout=5)
-                except Exception:
-                    broker.kill()
 
 
 def produce_limits(broker: BrokerProcess) -> dict[str, float]:

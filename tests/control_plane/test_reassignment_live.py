@@ -21,7 +21,7 @@ from tenants.models import Reassignment
 from tests.integration.brokerd.broker_process import BrokerProcess
 from tests.integration.cluster.sequence import SequenceProducer, assert_no_loss, read_all
 
-from .conftest import wait_for
+from .conftest import running_brokers, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -29,24 +29,9 @@ TOPIC, RECORDS = "acme.orders", 200
 
 
 @pytest.fixture
-def brokers(publishing: str, tmp_path: Path, settings) -> Iterator[list[BrokerProcess]]:
-    started: list[BrokerProcess] = []
-    try:
-        for broker_id in (1, 2, 3):
-            broker = BrokerProcess(publishing, tmp_path / f"logs-{broker_id}", broker_id,
-                                   properties={"zookeeper.session.timeout.ms": "6000"})
-            started.append(broker)
-            broker.start()
-        # topics are CreateTopics requests of the control plane's admin client
-        settings.OPERATOR_BOOTSTRAP_SERVERS = ",".join(b.bootstrap for b in started)
-        yield started
-    finally:
-        for broker in started:
-            if broker.process is not None and broker.process.poll() is None:
-                try:
-                    broker.stop(timeout=5)
-                except Exception:
-                    broker.kill()
+def brokers(publishing: str, tmp_path: Path, settings) -> Iterator[list[BrokerProcess]]:  # type: ignore[no-untyped-def]
+    with running_brokers(publishing, tmp_path, settings, {1: None, 2: None, 3: None}) as started:
+        yield [broker for broker, _ in started]
 
 
 def _json(zk, path):  # type: ignore[no-untyped-def]

@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaException
@@ -25,44 +24,14 @@ from django.test import Client
 
 from tenants import services, tasks
 from tenants.models import AuditEvent, Topic, TopicDeletion
-from tests.integration.brokerd.broker_process import BrokerProcess
 from tests.integration.brokerd.tenancy_fixtures import WATCH_PROPAGATION_S
-from tests.support.services import free_port
 
-from .conftest import wait_for
+from .conftest import running_brokers, wait_for
 
 pytestmark = pytest.mark.integration
 
 RACKS = {1: "rack-a", 2: "rack-a", 3: "rack-b", 4: "rack-b"}
 DISCOVERY_S = 2.0  # the beat period the test runs discovery at (TOPIC_DISCOVERY_INTERVAL_S)
-
-
-@contextmanager
-def running_brokers(zk_connect: str, directory: Path, settings, racks: dict[int, str | None],  # type: ignore[no-untyped-def]
-                    sasl: bool = False) -> Iterator[list[tuple[BrokerProcess, int | None]]]:
-    """Brokers on the test's chroot, the control plane's admin client pointed at them."""
-    started: list[tuple[BrokerProcess, int | None]] = []
-    try:
-        for broker_id, rack in racks.items():
-            sasl_port = free_port() if sasl else None
-            properties = {"zookeeper.session.timeout.ms": "6000"}
-            if rack:
-                properties["broker.rack"] = rack
-            broker = BrokerProcess(zk_connect, directory / f"logs-{broker_id}", broker_id,
-                                   properties=properties,
-                                   extra_listeners=(f"SASL_PLAINTEXT://127.0.0.1:{sasl_port}",)
-                                   if sasl_port else ())
-            started.append((broker, sasl_port))
-            broker.start()
-        settings.OPERATOR_BOOTSTRAP_SERVERS = ",".join(b.bootstrap for b, _ in started)
-        yield started
-    finally:
-        for broker, _ in started:
-            if broker.process is not None and broker.process.poll() is None:
-                try:
-                    broker.stop(timeout=5)
-                except Exception:
-                    broker.kill()
 
 
 @contextmanager
