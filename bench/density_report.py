@@ -75,8 +75,10 @@ def _default_path_section(section: dict[str, Any], peers: dict[str, Any]) -> lis
             steps = "; ".join(
                 f"{s['rate']:,}/s ({s['producers']}p) p99 {s['consumer'].get('p99_ms', '-')} ms "
                 f"{'ok' if s['sustained'] else 'MISSED'}" for s in figures["steps"])
+            best = (f"{figures['best_rate']:,} records/s" if figures["best_rate"]
+                    else "none, the first step missed")
             lines.append(f"  {key}: highest rate with p99 <= {figures['p99_bound_ms']:g} ms: "
-                         f"{figures['best_rate']:,} records/s  [{steps}]")
+                         f"{best}  [{steps}]")
     ratio_figures = section.get("ratio", {})
     if "error" in ratio_figures:
         lines.append(f"  throughput ratio: FAILED: {_short(ratio_figures['error'])}")

@@ -11,7 +11,9 @@ One broker leads a third of the partitions.  Measured, each as wall seconds:
   led; that producer's delivery errors are reported (the bound: none).
 
 Used by ``bench/replication.py`` (figures) and by
-``tests/integration/cluster/test_failover.py`` (bounds), so both measure the same thing.
+``tests/integration/cluster/test_failover.py`` (bounds), so both measure the same thing;
+``bench/idle_partitions.py`` runs it over the thousands of partitions it has just created
+(``create=False``), so the waits here are hang guards sized for those counts too.
 """
 
 from __future__ import annotations
@@ -120,7 +122,7 @@ def measure(cluster: Cluster, topic_count: int = 3, partitions_per_topic: int = 
     figures.preferred_s = round(time.monotonic() - started, 2)
     for name, count in topics.items():
         cluster.await_full_isr(name, count, timeout_s=120)
-    cluster.await_full_isr(PROBE_TOPIC, PROBE_PARTITIONS)
+    cluster.await_full_isr(PROBE_TOPIC, PROBE_PARTITIONS, timeout_s=120)
 
     with SequenceProducer(cluster.bootstrap, PROBE_TOPIC, PROBE_PARTITIONS,
                           rate_per_s=100) as producer:
