@@ -182,7 +182,7 @@ class Connection(asyncio.BufferedProtocol):
                 break
             else:
                 break
-        self._partial = bytes(self._buffer[start:end])
+        self._partial = bytes(memoryview(self._buffer)[start:end])
 
     def _enqueue(self, frame: memoryview) -> None:
         self._frames.append(frame)
