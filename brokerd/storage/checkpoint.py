@@ -154,13 +154,6 @@ class CheckpointWriter:
         with self._changed:
             self._changed.wait_for(lambda: path not in self._pending and self._writing != path)
 
-    def discard(self, path: Path) -> None:
-        """Drop a pending write of ``path`` and wait for one in progress: afterwards
-        nothing writes ``path`` (before deleting its directory)."""
-        with self._changed:
-            self._pending.pop(path, None)
-            self._changed.wait_for(lambda: self._writing != path)
-
     def _run(self) -> None:
         while True:
             with self._changed:

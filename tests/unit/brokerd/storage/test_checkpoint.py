@@ -81,23 +81,6 @@ def test_writer_serves_files_in_submission_order_and_waits_per_file(tmp_path: Pa
     assert (tmp_path / "a").read_bytes() == b"a2"
 
 
-def test_discard_drops_a_pending_write_and_waits_for_the_one_in_flight(tmp_path: Path) -> None:
-    writes = GatedWrites()
-    writer = CheckpointWriter(writes)
-    writer.submit(tmp_path / "a", b"in flight")
-    assert writes.started.acquire(timeout=10)
-    writer.submit(tmp_path / "a", b"pending")
-    discarding = threading.Thread(target=writer.discard, args=(tmp_path / "a",))
-    discarding.start()
-    discarding.join(0.2)
-    assert discarding.is_alive()  # still waiting for the write in flight
-    writes.gate.set()
-    discarding.join(10)
-    assert not discarding.is_alive()
-    writer.wait(tmp_path / "a")
-    assert writes.written == [("a", b"in flight")]
-
-
 def test_a_failed_write_is_logged_and_the_writer_goes_on(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     writer = CheckpointWriter()
