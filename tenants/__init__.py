@@ -1,4 +1,6 @@
-"""Tenants: principals, API keys, client ids, topics (desired state) and the audit log.
+"""Tenants: plans, principals, API keys, client ids, topics, ACLs, reassignments, the audit log.
 
-Also their publication to ZooKeeper, where the brokers read them.
+Also their publication: to ZooKeeper, where the brokers read them, and for topics as Kafka
+admin requests to the brokers (which also report topics created over Kafka back).  The
+lowest control-plane app: it imports no other.
 """
