@@ -166,16 +166,17 @@ class Partition:
         ``may_admit`` allows (its idle partitions are never named again)."""
         if not self.is_leader or self.proposed_isr is not None:
             return None
-        fetched = [replica for replica in self._apply_session_fetches()
-                   if may_admit is not None and may_admit(replica)]
-        if fetched_by is not None:
-            fetched.append(fetched_by)
+        fetched = self._apply_session_fetches()  # usually every follower, all in the ISR
+        candidates = [replica for replica in fetched if replica not in self.isr
+                      and may_admit is not None and may_admit(replica)]
+        if fetched_by is not None and fetched_by not in self.isr:
+            candidates.append(fetched_by)
         lagging = rules.out_of_sync(self.broker_id, self.isr, self.followers, now_ms,
                                     lag_time_max_ms)
-        joining = tuple(replica for replica in dict.fromkeys(fetched)
-                        if replica not in self.isr and replica in self.replicas
-                        and rules.may_join_isr(self.followers[replica], self.high_watermark,
-                                               self.epoch_start_offset))
+        joining = tuple(replica for replica in dict.fromkeys(candidates)
+                        if replica in self.replicas and rules.may_join_isr(
+                            self.followers[replica], self.high_watermark,
+                            self.epoch_start_offset))
         if not lagging and not joining:
             return None
         self.proposed_isr = tuple(r for r in self.isr if r not in lagging) + joining
@@ -187,13 +188,12 @@ class Partition:
         the replicas that fetched so since the last count."""
         fetched = []
         for replica, fetched_ms in self.session_fetches.items():
-            state = self.followers.get(replica)
             when = fetched_ms()
-            if state is None or when is None:
+            state = self.followers.get(replica)
+            if when is None or state is None or when <= state.last_fetch_ms:
                 continue
             self.followers[replica] = rules.repeat_fetch(state, when)
-            if self.followers[replica] is not state:
-                fetched.append(replica)
+            fetched.append(replica)
         return fetched
 
     def isr_change_done(self, leader_epoch: int, isr: tuple[int, ...] | None,

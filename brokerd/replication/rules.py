@@ -31,6 +31,9 @@ class FollowerState:
     last_fetch_ms: int = 0
 
 
+_UNKNOWN = FollowerState()  # a follower never heard from (shared: states are immutable)
+
+
 def record_fetch(state: FollowerState, fetch_offset: int, leader_leo: int,
                  now_ms: int) -> FollowerState:
     """The follower asked for ``fetch_offset`` while the leader's LEO is ``leader_leo``."""
@@ -73,7 +76,7 @@ def out_of_sync(leader_id: int, isr: tuple[int, ...], followers: dict[int, Follo
                 now_ms: int, lag_time_max_ms: int) -> tuple[int, ...]:
     """ISR members (never the leader) not caught up within ``lag_time_max_ms``."""
     return tuple(replica for replica in isr if replica != leader_id
-                 and now_ms - followers.get(replica, FollowerState()).last_caught_up_ms
+                 and now_ms - followers.get(replica, _UNKNOWN).last_caught_up_ms
                  > lag_time_max_ms)
 
 
