@@ -21,6 +21,7 @@ the writes).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -32,7 +33,7 @@ from brokerd.coordination import znodes as broker_znodes
 from brokerd.coordination.quota_watch import QuotaWatch
 from brokerd.coordination.security_watch import SecurityWatch
 from brokerd.quota.resolution import QuotaType, TenantQuotaDefaults, parse_entity_path, parse_quota_config
-from brokerd.security.acls import AclOperation, ResourceType
+from brokerd.security.acls import AclOperation, ResourceType, parse_pattern_type, parse_resource_type
 from brokerd.security.principal import Principal
 from brokerd.security.scram_math import ScramMechanism, client_key, salted_password, server_key, stored_key
 from brokerd.server.auth import SecurityState
@@ -148,6 +149,18 @@ def test_tenants_credentials_and_acls_decode_with_brokerds_security_readers(
     publication.sync_acl_resource(zk, (Acl.PREFIXED, Acl.TOPIC, "acme.orders-"))
     wait_for(lambda: not authorize(who, AclOperation.WRITE, ResourceType.TOPIC, "acme.orders-eu"))
 
+    # every ACL change notification names a resource in the terms brokerd parses
+    notified = {(parse_pattern_type(n["patternType"]), parse_resource_type(n["resourceType"]), n["name"])
+                for n in _notifications(zk, "/acls/changes")}
+    assert (parse_pattern_type("PREFIXED"), ResourceType.TOPIC, "acme.orders-") in notified
+    assert (parse_pattern_type("LITERAL"), ResourceType.GROUP, "acme.billing") in notified
+    assert f"users/{api_key.key}" in {n["entity_path"] for n in _notifications(zk, "/config/changes")}
+
+
+def _notifications(zk: KazooClient, parent: str) -> list[dict[str, Any]]:
+    """The JSON of every sequential change notification under ``parent``, oldest first."""
+    return [json.loads(zk.get(f"{parent}/{child}")[0]) for child in sorted(zk.get_children(parent))]
+
 
 def test_quota_entities_decode_with_brokerds_quota_readers(db, zk, broker, make_tenant) -> None:  # type: ignore[no-untyped-def]
     tenant = make_tenant("acme")
@@ -173,6 +186,10 @@ def test_quota_entities_decode_with_brokerds_quota_readers(db, zk, broker, make_
     for path, (limits, entity) in expected.items():
         wait_for(lambda path=path, limits=limits: broker.quotas.entities.get(path) == limits)
         assert parse_entity_path(path) == entity
+    # each write was announced, in the form brokerd's watch routes by (version 2, entity_path)
+    notices = _notifications(zk, "/config/changes")
+    assert {n["version"] for n in notices} == {2}
+    assert {parse_entity_path(n["entity_path"]) for n in notices} == {e for _, e in expected.values()}
 
     quota_services.delete_quota(None, written[0])
     quota_publication.sync_quota(zk, written[0].entity_path)
