@@ -9,13 +9,23 @@ inherit the environment, so the whole run shares one of each.
 from __future__ import annotations
 
 import os
-import uuid
-from collections.abc import Iterator
 
-import pytest
-from hypothesis import HealthCheck, settings
+# Before anything imports brokerd: the broker's response encoders refuse misspelled and
+# missing keys in this process and in every broker process it starts (they inherit it).
+os.environ["BROKERD_STRICT_ENCODING"] = "1"
 
-from tests.support.services import ManagedProcess, redis_answers, start_redis, start_zookeeper
+import uuid  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+from tests.support.services import (  # noqa: E402
+    ManagedProcess,
+    redis_answers,
+    start_redis,
+    start_zookeeper,
+)
 
 pytest_plugins = ["tests.support.tenant_fixtures"]
 

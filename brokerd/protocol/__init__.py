@@ -14,6 +14,7 @@ from brokerd.protocol.codec import (
     decode_response,
     encode_request,
     encode_response,
+    response_with_defaults,
 )
 from brokerd.protocol.error_codes import ErrorCode
 from brokerd.protocol.errors import CorruptRecordError, ProtocolError, UnsupportedVersionError
@@ -30,4 +31,5 @@ __all__ = [
     "decode_response",
     "encode_request",
     "encode_response",
+    "response_with_defaults",
 ]

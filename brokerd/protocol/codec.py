@@ -20,11 +20,18 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from brokerd.protocol.api_keys import ApiKey
-from brokerd.protocol.compiler import Decoder, Encoder, Writer, buffer_size, compile_struct
+from brokerd.protocol.compiler import (
+    STRICT_ENCODING,
+    Decoder,
+    Encoder,
+    Writer,
+    buffer_size,
+    compile_struct,
+)
 from brokerd.protocol.errors import ProtocolError, UnsupportedVersionError
 from brokerd.protocol.messages import ALL_MESSAGES
 from brokerd.protocol.primitives import INT32, read_length, skip_tagged_fields, write_length
-from brokerd.protocol.schema import ApiMessage
+from brokerd.protocol.schema import ApiMessage, with_defaults
 
 _REQUEST_HEADER = struct.Struct(">hhi")
 
@@ -72,7 +79,7 @@ def _codec(api_key: int, api_version: int) -> _VersionCodec | None:
         codec = _VersionCodec(
             flexible,
             *compile_struct(message.request, api_version, flexible),
-            *compile_struct(message.response, api_version, flexible),
+            *compile_struct(message.response, api_version, flexible, STRICT_ENCODING),
         )
         _compiled[(api_key, api_version)] = codec
     return codec
@@ -112,6 +119,13 @@ def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader
         what = f"{_api_name(api_key)} v{api_version} request"
         raise ProtocolError(f"malformed {what}: {exc}") from exc
     return header, body
+
+
+def response_with_defaults(api_key: int, api_version: int, body: dict[str, Any]
+                           ) -> dict[str, Any]:
+    """``body`` completed with the schema's defaults for this version (see
+    :func:`~brokerd.protocol.schema.with_defaults`)."""
+    return with_defaults(_MESSAGES[api_key].response, body, api_version)
 
 
 def encode_response(header: RequestHeader, body: Mapping[str, Any]) -> list[Any]:

@@ -15,10 +15,18 @@ the field exists in this version, whether it is nullable, compact or tagged.  In
 Decoders have the shape ``(buf, pos) -> (value, new_pos)`` over a memoryview; encoders
 ``(writer, value) -> None`` append to a :class:`Writer`.  Decoders may raise ``struct.error``
 on truncation; the framing layer turns that into :class:`ProtocolError`.
+
+Strict encoders (``strict=True``; the codec compiles the broker's response encoders so
+when ``BROKERD_STRICT_ENCODING=1`` is in the environment, which the test suite sets for
+itself and every broker it starts) refuse a dict with a key that is no field of its struct
+in any version (a misspelled key would otherwise silently send the default) and one
+lacking a positional field of this version that has no explicit schema default.
+Production leaves it off: the check costs a set difference per struct.
 """
 
 from __future__ import annotations
 
+import os
 import struct
 import uuid
 from collections.abc import Callable
@@ -32,6 +40,7 @@ from brokerd.protocol.primitives import (
     write_length,
     write_uvarint,
 )
+from brokerd.protocol.schema import NO_DEFAULT as _NO_DEFAULT
 from brokerd.protocol.schema import Array, Field, Primitive, Struct, in_versions
 
 Decoder = Callable[[memoryview, int], tuple[Any, int]]
@@ -53,6 +62,10 @@ _FIXED_CODES = {
 INLINE_RECORDS_LIMIT = 4096
 
 _BYTES_LIKE = (bytes, bytearray, memoryview)
+
+#: Whether the broker's response encoders check their dicts' keys (see the module
+#: docstring); read once, at import.
+STRICT_ENCODING = os.environ.get("BROKERD_STRICT_ENCODING", "") == "1"
 
 
 class Writer:
@@ -85,8 +98,10 @@ def buffer_size(obj: Any) -> int:
     return len(obj) if nbytes is None else int(nbytes)
 
 
-def compile_struct(struct_: Struct, version: int, flexible: bool) -> tuple[Decoder, Encoder]:
-    """Compile ``struct_`` as it is on the wire at ``version``."""
+def compile_struct(struct_: Struct, version: int, flexible: bool, strict: bool = False
+                   ) -> tuple[Decoder, Encoder]:
+    """Compile ``struct_`` as it is on the wire at ``version`` (``strict``: the encoder
+    checks its dicts' keys, nested structs included)."""
     dec_steps: list[Callable[[memoryview, int, dict[str, Any]], int]] = []
     enc_steps: list[Callable[[Writer, dict[str, Any]], None]] = []
     constant_defaults: dict[str, Any] = {}
@@ -114,21 +129,42 @@ def compile_struct(struct_: Struct, version: int, flexible: bool) -> tuple[Decod
         nullable = in_versions(version, field.nullable_range)
         if is_tagged:
             assert field.tag is not None
-            decode, encode = _value_codec(field.type, version, flexible, nullable)
+            decode, encode = _value_codec(field.type, version, flexible, nullable, strict)
             tagged.append((field.tag, field, decode, encode))
         elif isinstance(field.type, Primitive) and field.type.name in _FIXED_CODES:
             fixed_run.append((field.name, _FIXED_CODES[field.type.name], field.default_value()))
         else:
             flush_fixed_run()
-            decode, encode = _value_codec(field.type, version, flexible, nullable)
+            decode, encode = _value_codec(field.type, version, flexible, nullable, strict)
             dec_steps.append(_field_decoder(field.name, decode))
             enc_steps.append(_field_encoder(field.name, field.default_value(), encode))
     flush_fixed_run()
     tagged.sort(key=lambda item: item[0])
+    encoder = _struct_encoder(enc_steps, tagged, flexible)
     return (
         _struct_decoder(dec_steps, constant_defaults, mutable_defaults, tagged, flexible),
-        _struct_encoder(enc_steps, tagged, flexible),
+        _checked_encoder(struct_, version, flexible, encoder) if strict else encoder,
     )
+
+
+def _checked_encoder(struct_: Struct, version: int, flexible: bool, encode: Encoder) -> Encoder:
+    """``encode`` behind the strict key check (see the module docstring)."""
+    known = frozenset(field.name for field in struct_.fields)
+    required = tuple(
+        field.name for field in struct_.fields
+        if field.default is _NO_DEFAULT and in_versions(version, field.version_range)
+        and not (flexible and in_versions(version, field.tagged_range)))
+
+    def checked(w: Writer, value: dict[str, Any]) -> None:
+        unknown = value.keys() - known
+        missing = [name for name in required if name not in value]
+        if unknown or missing:
+            raise ProtocolError(f"encoding v{version} of a struct with fields "
+                                f"{sorted(known)}: unknown keys {sorted(unknown)}, "
+                                f"missing keys {missing}")
+        encode(w, value)
+
+    return checked
 
 
 def _struct_decoder(
@@ -242,13 +278,14 @@ def _fixed_run_encoder(
 
 
 def _value_codec(
-    ftype: Primitive | Struct | Array, version: int, flexible: bool, nullable: bool
+    ftype: Primitive | Struct | Array, version: int, flexible: bool, nullable: bool,
+    strict: bool,
 ) -> tuple[Decoder, Encoder]:
     """Decoder and encoder for one value of ``ftype`` (not a whole field)."""
     if isinstance(ftype, Struct):
-        return compile_struct(ftype, version, flexible)
+        return compile_struct(ftype, version, flexible, strict)
     if isinstance(ftype, Array):
-        return _array_codec(ftype, version, flexible, nullable)
+        return _array_codec(ftype, version, flexible, nullable, strict)
     name = ftype.name
     if name in _FIXED_CODES:
         return _fixed_codec(_FIXED_CODES[name])
@@ -336,12 +373,12 @@ def _encode_uuid(w: Writer, value: uuid.UUID) -> None:
 
 
 def _array_codec(
-    ftype: Array, version: int, flexible: bool, nullable: bool
+    ftype: Array, version: int, flexible: bool, nullable: bool, strict: bool
 ) -> tuple[Decoder, Encoder]:
     item = ftype.item
     if isinstance(item, Primitive) and item.name in _FIXED_CODES:
         return _fixed_array_codec(_FIXED_CODES[item.name], flexible, nullable)
-    decode_item, encode_item = _value_codec(item, version, flexible, False)
+    decode_item, encode_item = _value_codec(item, version, flexible, False, strict)
 
     def decode(buf: memoryview, pos: int) -> tuple[list[Any] | None, int]:
         count, pos = read_length(buf, pos, flexible, True)

@@ -79,7 +79,9 @@ class Array:
 
 FieldType = Primitive | Struct | Array
 
-_MISSING: Any = object()
+#: A field's ``default`` when the schema states none (then :meth:`Field.default_value`
+#: derives one, and a strict encoder insists on the key).
+NO_DEFAULT: Any = object()
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ class Field:
     nullable: str = "none"
     tag: int | None = None
     tagged: str = "none"
-    default: Any = _MISSING
+    default: Any = NO_DEFAULT
     version_range: tuple[int, int] | None = field(init=False, repr=False, compare=False)
     nullable_range: tuple[int, int] | None = field(init=False, repr=False, compare=False)
     tagged_range: tuple[int, int] | None = field(init=False, repr=False, compare=False)
@@ -118,7 +120,7 @@ class Field:
         defaults to None, an array to [], a struct to a dict of its fields' defaults, and a
         primitive to its type's zero.  Mutable defaults are fresh objects on every call.
         """
-        if self.default is not _MISSING:
+        if self.default is not NO_DEFAULT:
             return self.default
         if self.nullable_range is not None:
             return None
@@ -146,3 +148,21 @@ class ApiMessage:
 
     def is_flexible(self, version: int) -> bool:
         return self.flexible is not None and version >= self.flexible
+
+
+def with_defaults(struct_: Struct, value: dict[str, Any], version: int) -> dict[str, Any]:
+    """``value`` with every field ``struct_`` has at ``version`` present: a missing key
+    takes its default, nested structs and arrays of structs likewise (for answers built as
+    "this error, everything else empty", which a strict encoder would otherwise refuse)."""
+    out = dict(value)
+    for field_ in struct_.fields:
+        if not in_versions(version, field_.version_range):
+            continue
+        if field_.name not in out:
+            out[field_.name] = field_.default_value()
+        item, ftype = out[field_.name], field_.type
+        if isinstance(ftype, Struct) and isinstance(item, dict):
+            out[field_.name] = with_defaults(ftype, item, version)
+        elif isinstance(ftype, Array) and isinstance(ftype.item, Struct) and item:
+            out[field_.name] = [with_defaults(ftype.item, element, version) for element in item]
+    return out

@@ -33,7 +33,9 @@ from brokerd.protocol import (
     UnsupportedVersionError,
     decode_request,
     encode_response,
+    response_with_defaults,
 )
+from brokerd.protocol.messages import ALL_MESSAGES
 from brokerd.server.handlers import API_TABLE, api_versions, sasl_authenticate
 from brokerd.server.request import Request
 from brokerd.server.tenancy import Guard
@@ -49,6 +51,11 @@ PRE_AUTHENTICATION_APIS = frozenset({ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE,
 # APIs whose handlers charge their own quotas: byte rates, and request time without the
 # long-poll wait.  Every other API's handling time is charged here, after the handler.
 SELF_QUOTED_APIS = frozenset({ApiKey.PRODUCE, ApiKey.FETCH})
+# APIs whose responses carry ``throttle_time_ms`` (all but the SASL ones): the dispatcher
+# writes the request-quota throttle there, whatever the handler put in its dict.
+THROTTLE_REPORTING_APIS = frozenset(
+    message.api_key for message in ALL_MESSAGES
+    if any(field.name == "throttle_time_ms" for field in message.response.fields))
 # APIs that park until a rebalance completes: their wall time is waiting, not handler time
 # (Kafka charges only the time a handler thread spends), so they are charged as 0 ms.
 PARKING_APIS = frozenset({ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP})
@@ -104,7 +111,9 @@ class Dispatcher:
         denial = guard.admit(body, header.api_version) if guard is not None else None
         started = time.perf_counter()
         if denial is not None:
-            response: dict[str, Any] | None = denial
+            # A denial names the error and leaves the rest of the answer empty.
+            response: dict[str, Any] | None = response_with_defaults(
+                header.api_key, header.api_version, denial)
         else:
             response = await entry.handle(self._broker,
                                           Request(header, body, connection, len(frame)))
@@ -115,7 +124,7 @@ class Dispatcher:
             handler_ms = 0.0 if header.api_key in PARKING_APIS else elapsed_s * 1000
             throttle_ms = self._broker.quotas.request_throttle(
                 connection, header.client_id, handler_time_ms=handler_ms)
-            if response is not None and "throttle_time_ms" in response:
+            if response is not None and header.api_key in THROTTLE_REPORTING_APIS:
                 response["throttle_time_ms"] = throttle_ms
         self._broker.probe.request_done(entry.name, header.api_version, elapsed_s)
         if response is None:

@@ -82,4 +82,5 @@ async def handle(broker: Broker, request: Request) -> dict[str, Any]:
                         for key in body["coordinator_keys"]]
         return {"throttle_time_ms": 0, "coordinators": coordinators}
     answer = await _find(broker, request, body["key"], key_type)
+    del answer["key"]  # before v4 the one answer is the body itself, which has no key field
     return {"throttle_time_ms": 0, **answer}

@@ -40,7 +40,8 @@ VALID_ACKS = (-1, 0, 1)
 def partition_error(index: int, error: int, message: str | None = None,
                     leader: tuple[int, int] = (-1, -1)) -> dict[str, Any]:
     return {"index": index, "error_code": int(error), "base_offset": -1,
-            "log_append_time_ms": -1, "log_start_offset": -1, "error_message": message,
+            "log_append_time_ms": -1, "log_start_offset": -1, "record_errors": [],
+            "error_message": message,
             "current_leader": {"leader_id": leader[0], "leader_epoch": leader[1]}}
 
 
@@ -70,7 +71,8 @@ def _append(broker: Broker, topic: str, data: dict[str, Any], acks: int
         broker.probe.bytes_in(topic, len(records), result.last_offset - result.base_offset + 1)
     answer = {"index": index, "error_code": 0, "base_offset": result.base_offset,
               "log_append_time_ms": result.log_append_time,
-              "log_start_offset": result.log_start_offset, "error_message": None}
+              "log_start_offset": result.log_start_offset, "record_errors": [],
+              "error_message": None}
     return answer, ((hosted, result.last_offset) if acks == -1 else None)
 
 

@@ -57,12 +57,14 @@ async def handle(broker: Broker, request: Request) -> dict[str, Any]:
     if connection.sasl is None or connection.sasl_raw_tokens:
         connection.close_after_response("SaslAuthenticate without a SaslHandshake")
         return {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE),
-                "error_message": "SaslAuthenticate needs a SaslHandshake v1 first"}
+                "error_message": "SaslAuthenticate needs a SaslHandshake v1 first",
+                "auth_bytes": b"", "session_lifetime_ms": 0}
     step = await _advance(broker, connection, bytes(request.body["auth_bytes"]))
     if step.failure is not None:
         connection.close_after_response("SASL authentication failed")
         return {"error_code": int(ErrorCode.SASL_AUTHENTICATION_FAILED),
-                "error_message": step.failure.message, "auth_bytes": step.response}
+                "error_message": step.failure.message, "auth_bytes": step.response,
+                "session_lifetime_ms": 0}
     return {"error_code": 0, "error_message": None, "auth_bytes": step.response,
             "session_lifetime_ms": 0}
 

@@ -187,6 +187,8 @@ def test_join_group_v5() -> None:
     assert (body["member_id"], body["group_instance_id"]) == ("", "inst-1")
     assert body["protocols"] == [{"name": "range", "metadata": b"m"}]
     response = {
+        "throttle_time_ms": 0,
+        "error_code": 0,
         "generation_id": 4,
         "protocol_name": "range",
         "leader": "m-1",

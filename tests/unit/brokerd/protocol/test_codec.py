@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 
 import pytest
 
@@ -12,12 +13,25 @@ from brokerd.protocol import (
     ErrorCode,
     ProtocolError,
     RequestHeader,
+    codec,
     decode_request,
     decode_response,
     encode_request,
     encode_response,
+    response_with_defaults,
 )
-from brokerd.protocol.compiler import INLINE_RECORDS_LIMIT
+from brokerd.protocol.compiler import INLINE_RECORDS_LIMIT, Writer, compile_struct
+from brokerd.protocol.messages import produce
+
+
+@pytest.fixture
+def lenient_responses(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Production's response encoders fill missing keys with schema defaults, which these
+    tests pin down; the suite itself compiles them strict (tests/conftest.py)."""
+    monkeypatch.setattr(codec, "STRICT_ENCODING", False)
+    codec._compiled.clear()  # compiled per (api, version): recompile without the check
+    yield
+    codec._compiled.clear()
 
 
 class FileRegion:
@@ -30,6 +44,7 @@ def _fetch_body(records: object) -> dict:
     return {"responses": [{"topic": "t", "partitions": [partition]}]}
 
 
+@pytest.mark.usefixtures("lenient_responses")
 def test_records_objects_with_nbytes_pass_through_unchanged() -> None:
     region = FileRegion(10_000)
     parts = encode_response(RequestHeader(ApiKey.FETCH, 12, 3, None), _fetch_body(region))
@@ -41,6 +56,7 @@ def test_records_objects_with_nbytes_pass_through_unchanged() -> None:
     assert bytes(before[-2:]) == bytes([(10_001 & 0x7F) | 0x80, 10_001 >> 7])
 
 
+@pytest.mark.usefixtures("lenient_responses")
 def test_small_bytes_records_are_inlined_large_ones_are_not() -> None:
     header = RequestHeader(ApiKey.FETCH, 11, 3, None)
     small = b"s" * (INLINE_RECORDS_LIMIT - 1)
@@ -52,6 +68,7 @@ def test_small_bytes_records_are_inlined_large_ones_are_not() -> None:
     assert body["responses"][0]["partitions"][0]["records"] == large
 
 
+@pytest.mark.usefixtures("lenient_responses")
 def test_response_header_versions() -> None:
     flexible = b"".join(encode_response(RequestHeader(ApiKey.METADATA, 9, 1, None), {}))
     non_flexible = b"".join(encode_response(RequestHeader(ApiKey.METADATA, 8, 1, None), {}))
@@ -112,6 +129,7 @@ def test_tag_size_overrunning_the_frame_is_an_error() -> None:
         decode_request(_fetch_v12_with_tags(bytes([1, 77, 50]) + b"xyz"))
 
 
+@pytest.mark.usefixtures("lenient_responses")
 def test_tagged_values_are_written_only_when_not_default() -> None:
     header = RequestHeader(ApiKey.PRODUCE, 10, 1, None)
     partition = {"index": 0, "current_leader": {"leader_id": -1, "leader_epoch": -1}}
@@ -140,3 +158,26 @@ def test_schema_versions_match_the_assignment() -> None:
     assert SCHEMA_VERSIONS[ApiKey.PRODUCE] == (0, 10)
     assert SCHEMA_VERSIONS[ApiKey.FETCH] == (0, 12)
     assert SCHEMA_VERSIONS[ApiKey.OFFSET_DELETE] == (0, 0)
+
+
+def test_strict_encoder_refuses_misspelled_and_missing_keys() -> None:
+    _, encode = compile_struct(produce.RESPONSE, 9, True, strict=True)
+    partition = {"index": 0, "error_code": 0, "base_offset": 5, "log_append_time_ms": -1,
+                 "log_start_offset": 0, "record_errors": [], "error_message": None}
+    complete = {"responses": [{"name": "t", "partition_responses": [partition]}],
+                "throttle_time_ms": 0}
+    encode(Writer(), complete)
+    with pytest.raises(ProtocolError, match=r"unknown keys \['throttle_ms'\]"):
+        encode(Writer(), {**complete, "throttle_ms": 0})
+    del partition["base_offset"]
+    with pytest.raises(ProtocolError, match=r"missing keys \['base_offset'\]"):
+        encode(Writer(), complete)
+
+
+def test_denials_are_completed_with_the_versions_defaults() -> None:
+    body = response_with_defaults(ApiKey.OFFSET_COMMIT, 8, {"topics": [
+        {"name": "t", "partitions": [{"partition_index": 0, "error_code": 29}]}]})
+    assert body == {"throttle_time_ms": 0, "topics": [
+        {"name": "t", "partitions": [{"partition_index": 0, "error_code": 29}]}]}
+    _, encode = compile_struct(codec._MESSAGES[ApiKey.JOIN_GROUP].response, 9, True, strict=True)
+    encode(Writer(), response_with_defaults(ApiKey.JOIN_GROUP, 9, {"error_code": 30}))

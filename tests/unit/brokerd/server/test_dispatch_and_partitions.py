@@ -85,3 +85,22 @@ def test_partition_advances_high_watermark_and_wakes_listeners(tmp_path: Path) -
     assert replicas.get("t", 0) is None and manager.get("t", 0) is not None
     replicas.stop_replica("t", 0, delete=True)
     assert manager.get("t", 0) is None and not (tmp_path / "t-0").exists()
+
+
+def test_request_quota_throttle_reaches_responses_that_left_it_out(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Group handlers build no ``throttle_time_ms``: the dispatcher still reports the
+    request-quota throttle it applied (it once wrote it only where a handler had)."""
+    async def heartbeat(broker: Any, request: Any) -> dict[str, Any]:
+        return {"error_code": 0}
+
+    entry = API_TABLE[ApiKey.HEARTBEAT]
+    monkeypatch.setitem(API_TABLE, ApiKey.HEARTBEAT, type(entry)(
+        entry.api_key, entry.min_version, entry.max_version, heartbeat))
+    monkeypatch.setattr(_Broker.quotas, "request_throttle",
+                        lambda connection, client_id, handler_time_ms: 250)
+    frame = encode_request(ApiKey.HEARTBEAT, 4, 3, "c", {
+        "group_id": "g", "generation_id": 1, "member_id": "m", "group_instance_id": None})
+    response = _join(_dispatch(frame) or [])
+    _, body = decode_response(ApiKey.HEARTBEAT, 4, response[4:])
+    assert body["throttle_time_ms"] == 250
