@@ -21,8 +21,9 @@ the writes).
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -76,8 +77,12 @@ class BrokerReaders:
 
     def start(self) -> None:
         self.client.start(timeout=30)
-        post = self.loop.submit
-        submit = self.worker.submit
+        def post(fn: Callable[..., None], *args: Any) -> None:
+            self.loop.submit(fn, *args)
+
+        def submit(fn: Callable[..., Any], *args: Any) -> None:
+            self.worker.submit(fn, *args)
+
         quota_watch = QuotaWatch(self.client, self.quotas, post, submit)
         watch = SecurityWatch(self.client, self.security, post, submit, hook=quota_watch)
 
@@ -184,7 +189,7 @@ def test_quota_entities_decode_with_brokerds_quota_readers(db, zk, broker, make_
     }
     assert {o.entity_path for o in written} == set(expected)
     for path, (limits, entity) in expected.items():
-        wait_for(lambda path=path, limits=limits: broker.quotas.entities.get(path) == limits)
+        wait_for(functools.partial(lambda p, want: broker.quotas.entities.get(p) == want, path, limits))
         assert parse_entity_path(path) == entity
     # each write was announced, in the form brokerd's watch routes by (version 2, entity_path)
     notices = _notifications(zk, "/config/changes")

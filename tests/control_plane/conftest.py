@@ -8,9 +8,10 @@ against the same test database and see per-test settings (the ZooKeeper chroot).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from rest_framework.test import APIClient
@@ -18,6 +19,8 @@ from rest_framework.test import APIClient
 from tenants.models import Tenant
 from tests.integration.brokerd.broker_process import BrokerProcess
 from tests.support.services import free_port
+
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="session")
@@ -62,7 +65,7 @@ def admin_api(make_tenant_admin) -> Callable[[Tenant], APIClient]:  # type: igno
     return make
 
 
-def wait_for(predicate: Callable[[], object], timeout: float = 15.0) -> object:
+def wait_for(predicate: Callable[[], T | None], timeout: float = 15.0) -> T:
     """Poll until predicate() is truthy (the Celery worker publishes asynchronously).
 
     On the in-memory SQLite test database (shared cache) a read fails at once with "database
@@ -84,7 +87,7 @@ def wait_for(predicate: Callable[[], object], timeout: float = 15.0) -> object:
 
 
 @contextmanager
-def running_brokers(zk_connect: str, directory: Path, settings, racks: dict[int, str | None],  # type: ignore[no-untyped-def]
+def running_brokers(zk_connect: str, directory: Path, settings, racks: Mapping[int, str | None],  # type: ignore[no-untyped-def]
                     sasl: bool = False) -> Iterator[list[tuple[BrokerProcess, int | None]]]:
     """Brokers on the test's chroot, the control plane's admin client pointed at them."""
     started: list[tuple[BrokerProcess, int | None]] = []

@@ -12,6 +12,7 @@ its byte counter for the topic.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -96,7 +97,7 @@ def test_raising_a_quota_through_the_api_lifts_the_rate_on_all_brokers_within_tw
         f"/config/users/{key['key']}", f"/config/users/{KAFKA_USER}",
         "/acls/prefixed/Topic/acme.", f"/brokers/topics/{TOPIC}")))
     for broker, _ in brokers:
-        wait_for(lambda broker=broker: _led_everywhere(broker))
+        wait_for(functools.partial(_led_everywhere, broker))
     time.sleep(WATCH_PROPAGATION_S)
     leaders = {p: replicas[0] for p, replicas in json.loads(
         zk.get(f"/brokers/topics/{TOPIC}")[0])["partitions"].items()}

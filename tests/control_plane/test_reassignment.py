@@ -128,7 +128,8 @@ def test_tracking_follows_the_controller_to_complete_and_removes_the_throttle(
     wait_for(lambda: Reassignment.objects.get().state == Reassignment.COMPLETE)
     move = Reassignment.objects.get()
     assert move.finished_at is not None and move.progress.startswith("complete")
-    assert Topic.objects.get(name="orders").assignment["0"] == target
+    assignment = Topic.objects.get(name="orders").assignment
+    assert assignment is not None and assignment["0"] == target
 
     # shrinking one partition to 2 replicas leaves the topic's factor (3) until all have 2
     operator_api.post(URL, {"topic": "acme.orders", "partition": 1, "replicas": cluster["1"][:2]},

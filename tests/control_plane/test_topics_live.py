@@ -100,7 +100,8 @@ def test_rest_topics_are_asked_of_brokerd_which_places_them_rack_aware(
                               replication_factor=1, configs={"retention.ms": "soon"})
         failure = wait_for(lambda: AuditEvent.objects.filter(action="publication.retrying",
                                                              target__contains="globex.bad").first())
-        assert "INVALID_CONFIG" in failure.details["error"] and failure.tenant.slug == "globex"
+        assert "INVALID_CONFIG" in failure.details["error"]
+        assert failure.tenant is not None and failure.tenant.slug == "globex"
         services.delete_topic(None, Topic.objects.get(name="bad"))  # its retries now find nothing to do
 
         # DeleteTopics; the tombstone keeps discovery from re-adopting it meanwhile
@@ -146,7 +147,9 @@ def test_topics_made_over_kafka_appear_in_the_api_and_console_within_seconds(
         early = wait_for(lambda: _json(zk, "/brokers/topics/acme.early"), timeout=30)
         assert early["partitions"] == {"0": [1]}
 
-        client = _tenant_admin_client(brokers[0][1], key)
+        sasl_port = brokers[0][1]
+        assert sasl_port is not None
+        client = _tenant_admin_client(sasl_port, key)
         with beat(tasks.discover_topics, DISCOVERY_S):
             client.create_topics([NewTopic("clicks", 2, 1)])["clicks"].result(15)
             created_at = time.monotonic()
