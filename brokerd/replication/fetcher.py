@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,10 @@ FETCH_VERSION = 12  # the last version naming topics (v13 uses topic ids)
 EPOCH_VERSION = 4
 # Kafka's replica.fetch.backoff.ms is 1 s; half that brings a restarted leader back sooner.
 BACKOFF_S = 0.5
+# Fetch fields are recomputed when something we do changes them (append, truncation, a
+# park, a new epoch); a log start offset moved by retention tells nobody, so every
+# partition's fields are recomputed this often too.
+FULL_CHECK_S = 10.0
 RETRIABLE = {ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH,
              ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
              ErrorCode.REPLICA_NOT_AVAILABLE}
@@ -84,14 +88,16 @@ class FollowerSession:
         self.epoch = INITIAL_EPOCH
         self.sent: dict[Key, dict[str, Any]] = {}
 
-    def request(self, fields: dict[Key, dict[str, Any]]
+    def request(self, fields: dict[Key, dict[str, Any]], changed: Iterable[Key]
                 ) -> tuple[dict[Key, dict[str, Any]], list[Key]]:
         """The partitions to name and to forget for a fetch of ``fields`` (every partition
-        fetched now): all of them when full, else only what changed."""
+        fetched now), given those whose fields may have changed since the leader last
+        heard: all of them when full, else only what changed."""
         if self.epoch == INITIAL_EPOCH:
-            return fields, []
-        named = {key: wanted for key, wanted in fields.items() if self.sent.get(key) != wanted}
-        return named, [key for key in self.sent if key not in fields]
+            return dict(fields), []
+        named = {key: fields[key] for key in changed
+                 if key in fields and self.sent.get(key) != fields[key]}
+        return named, [key for key in changed if key not in fields and key in self.sent]
 
     def answered(self, response: dict[str, Any], named: dict[Key, dict[str, Any]],
                  forgotten: list[Key]) -> bool:
@@ -131,10 +137,19 @@ class ReplicaFetcher:
         self._task: asyncio.Task[None] | None = None
         self._connection: InterBrokerConnection | None = None
         self.session = FollowerSession()
+        # The fetch fields of every partition fetched now (what the session holds), kept
+        # up to date from the few partitions that may have changed, so an idle round
+        # costs nothing per partition.
+        self._fields: dict[Key, dict[str, Any]] = {}
+        self._stale: set[Key] = set()  # fields to recompute before the next fetch
+        self._held: set[Key] = set()  # parked, truncating or throttled: rechecked each round
+        self._changed: set[Key] = set()  # fields changed since the leader last heard
+        self._next_full_check = 0.0
 
     def add(self, partition: Partition, throttled: bool) -> None:
         key = (partition.topic, partition.index)
         self.partitions[key] = _Fetching(partition, partition.leader_epoch, throttled=throttled)
+        self._stale.add(key)
         self._wake.set()
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run())
@@ -143,9 +158,11 @@ class ReplicaFetcher:
         fetching = self.partitions.get(key)
         if fetching is not None:
             fetching.throttled = throttled
+            self._stale.add(key)
 
     def remove(self, key: Key) -> None:
         self.partitions.pop(key, None)
+        self._stale.add(key)
 
     async def close(self) -> None:
         self.partitions.clear()
@@ -201,19 +218,58 @@ class ReplicaFetcher:
         except TimeoutError:
             pass
 
-    def _ready(self, now: float) -> list[tuple[Key, _Fetching]]:
-        return [(key, f) for key, f in self.partitions.items()
-                if f.parked_until <= now and f.partition.leader_epoch == f.leader_epoch]
+    def _refresh(self, now: float) -> None:
+        """Bring :attr:`_fields` up to date: recompute the stale and held partitions
+        (and every FULL_CHECK_S all of them), noting which fields changed."""
+        if now >= self._next_full_check:
+            self._next_full_check = now + FULL_CHECK_S
+            self._stale.update(self.partitions)
+            self._stale.update(self._fields)
+        keys, self._stale = self._stale | self._held, set()
+        for key in keys:
+            fetching = self.partitions.get(key)
+            fields = self._fields_of(fetching, now) if fetching is not None else None
+            if fetching is not None and (fields is None or fetching.throttled):
+                self._held.add(key)
+            else:
+                self._held.discard(key)
+            if fields is None:
+                if self._fields.pop(key, None) is not None:
+                    self._changed.add(key)
+            elif self._fields.get(key) != fields:
+                self._fields[key] = fields
+                self._changed.add(key)
+
+    def _fields_of(self, fetching: _Fetching, now: float) -> dict[str, Any] | None:
+        """What a fetch asks of this partition now; None while it must not be fetched."""
+        partition = fetching.partition
+        if (fetching.needs_truncation or fetching.parked_until > now
+                or partition.leader_epoch != fetching.leader_epoch):
+            return None
+        max_bytes = self._settings.partition_max_bytes
+        if fetching.throttled:
+            max_bytes = self._throttle.allowance(now, max_bytes)
+            if max_bytes <= 0:
+                return None
+        return {"current_leader_epoch": fetching.leader_epoch,
+                "fetch_offset": partition.log_end_offset,
+                "last_fetched_epoch": partition.log.leader_epoch_cache.latest_epoch,
+                "log_start_offset": partition.log_start_offset,
+                "partition_max_bytes": max_bytes}
 
     # ---- truncation ----------------------------------------------------------------
 
     async def _truncate(self, connection: InterBrokerConnection) -> None:
-        pending = [(key, f) for key, f in self._ready(time.monotonic()) if f.needs_truncation]
+        now = time.monotonic()
+        self._refresh(now)
+        pending = [(key, f) for key in self._held
+                   if (f := self.partitions.get(key)) is not None and f.needs_truncation
+                   and f.parked_until <= now and f.partition.leader_epoch == f.leader_epoch]
         asked = []
         for key, fetching in pending:
             log_ = fetching.partition.log
             if log_.leader_epoch_cache.latest_epoch < 0:
-                self._truncate_partition(fetching, fetching.partition.high_watermark)
+                self._truncate_partition(key, fetching, fetching.partition.high_watermark)
             else:
                 asked.append((key, fetching))
         if not asked:
@@ -244,12 +300,12 @@ class ReplicaFetcher:
                 epoch, end = answer["leader_epoch"], answer["end_offset"]
                 own_end = partition.log.leader_epoch_cache.end_offset_for(
                     epoch, partition.log_end_offset)[1] if epoch >= 0 else -1
-                self._truncate_partition(fetching, rules.truncation_offset(
+                self._truncate_partition(key, fetching, rules.truncation_offset(
                     latest, epoch, end, partition.log_end_offset, own_end,
                     partition.high_watermark))
 
-    @staticmethod
-    def _truncate_partition(fetching: _Fetching, offset: int) -> None:
+    def _truncate_partition(self, key: Key, fetching: _Fetching, offset: int) -> None:
+        self._stale.add(key)
         partition = fetching.partition
         if offset < partition.log_end_offset:
             log.info("truncating %s-%d from %d to %d before following epoch %d",
@@ -262,16 +318,16 @@ class ReplicaFetcher:
         log.debug("%s-%d: leader %d answered error %d; retrying later", key[0], key[1],
                   self.leader_id, error)
         fetching.parked_until = time.monotonic() + BACKOFF_S
+        self._stale.add(key)
 
     # ---- fetching ------------------------------------------------------------------
 
     async def _fetch(self, connection: InterBrokerConnection) -> bool:
         """One Fetch round; False when no partition was fetchable."""
-        fetched = self._fetchable(time.monotonic())
-        if not fetched:
+        self._refresh(time.monotonic())
+        if not self._fields:
             return False
-        named, forgotten = self.session.request(
-            {key: wanted for key, (_, wanted) in fetched.items()})
+        named, forgotten = self.session.request(self._fields, self._changed)
         body = {"cluster_id": None, "replica_id": self._settings.broker_id,
                 "max_wait_ms": self._settings.wait_max_ms, "min_bytes": 1,
                 "max_bytes": self._settings.response_max_bytes, "isolation_level": 0,
@@ -284,33 +340,15 @@ class ReplicaFetcher:
             log.info("leader %d refused fetch session %d (error %d); fetching in full",
                      self.leader_id, body["session_id"], response["error_code"])
             return True
+        self._changed.clear()
+        # Only this task changes _fields, so it still holds what this request asked.
         for topic_answer in response["responses"]:
             for answer in topic_answer["partitions"]:
                 key = (topic_answer["topic"], answer["partition_index"])
-                entry = fetched.get(key)
-                if entry is not None and self.partitions.get(key) is entry[0]:
-                    self._apply(key, entry[0], entry[1]["fetch_offset"], answer)
+                fields, fetching = self._fields.get(key), self.partitions.get(key)
+                if fields is not None and fetching is not None:
+                    self._apply(key, fetching, fields["fetch_offset"], answer)
         return True
-
-    def _fetchable(self, now: float) -> dict[Key, tuple[_Fetching, dict[str, Any]]]:
-        """Every partition fetched now, with its fetch fields (the session's content)."""
-        fetched = {}
-        for key, fetching in self._ready(now):
-            if fetching.needs_truncation:
-                continue
-            max_bytes = self._settings.partition_max_bytes
-            if fetching.throttled:
-                max_bytes = self._throttle.allowance(now, max_bytes)
-                if max_bytes <= 0:
-                    continue
-            partition = fetching.partition
-            fetched[key] = (fetching, {
-                "current_leader_epoch": fetching.leader_epoch,
-                "fetch_offset": partition.log_end_offset,
-                "last_fetched_epoch": partition.log.leader_epoch_cache.latest_epoch,
-                "log_start_offset": partition.log_start_offset,
-                "partition_max_bytes": max_bytes})
-        return fetched
 
     def _apply(self, key: Key, fetching: _Fetching, fetch_offset: int,
                answer: dict[str, Any]) -> None:
@@ -320,6 +358,7 @@ class ReplicaFetcher:
             return  # the partition moved on while the fetch was in flight
         error = answer["error_code"]
         if error == ErrorCode.OFFSET_OUT_OF_RANGE:
+            self._stale.add(key)
             self._out_of_range(fetching, answer["log_start_offset"])
             return
         if error:
@@ -327,6 +366,8 @@ class ReplicaFetcher:
             return
         records = answer["records"]
         data = memoryview(records) if records else memoryview(b"")
+        if len(data):
+            self._stale.add(key)  # a new log end to ask from
         try:
             partition.append_as_follower(data, answer["high_watermark"])
         except StorageError as exc:
