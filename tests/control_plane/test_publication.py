@@ -113,3 +113,18 @@ def test_quota_overrides_leave_zookeeper_with_their_principal(acme_api, operator
     assert acme_api.delete("/api/v1/tenants/acme/principals/orders/").status_code == 204
     wait_for(lambda: not any(zk.exists(p) for p in paths))
     assert "users/acme.orders/clients/app-2" in _notifications(zk)
+
+
+def test_a_publication_task_that_gives_up_is_audited_under_its_tenant(db, make_tenant) -> None:  # type: ignore[no-untyped-def]
+    """After its last retry Celery calls ``on_failure``; the audit log then says what never
+    reached the brokers, and why (the first failure is audited by ``on_retry``, live tests)."""
+    from tenants import tasks
+    from tenants.kafka_admin import KafkaRequestFailed
+    from tenants.models import AuditEvent
+
+    tenant = make_tenant("acme")
+    error = KafkaRequestFailed("create topic acme.orders: INVALID_CONFIG: retention.ms is not a number")
+    tasks.publish_topic.on_failure(error, "task-id", ("acme.orders",), {}, None)
+    event = AuditEvent.objects.get(action="publication.failed")
+    assert event.tenant == tenant and event.target == "publish_topic('acme.orders')"
+    assert "INVALID_CONFIG" in event.details["error"]

@@ -150,7 +150,8 @@ def test_topics_made_over_kafka_appear_in_the_api_and_console_within_seconds(
         sasl_port = brokers[0][1]
         assert sasl_port is not None
         client = _tenant_admin_client(sasl_port, key)
-        with beat(tasks.discover_topics, DISCOVERY_S):
+        assert settings.CELERY_BEAT_SCHEDULE["discover-topics"]["task"] == "tenants.tasks.discover_topics"
+        with beat(tasks.discover_topics, settings.TOPIC_DISCOVERY_INTERVAL_S):
             client.create_topics([NewTopic("clicks", 2, 1)])["clicks"].result(15)
             created_at = time.monotonic()
             wait_for(lambda: _listed(api).get("clicks") == 2, timeout=10)
