@@ -36,10 +36,9 @@ from brokerd.protocol import (
     response_with_defaults,
 )
 from brokerd.protocol.messages import ALL_MESSAGES
-from brokerd.server.handlers import API_TABLE, api_versions, sasl_authenticate
+from brokerd.server.handlers import API_TABLE, ApiEntry, api_versions, sasl_authenticate
 from brokerd.server.request import Request
 from brokerd.server.tenancy import Guard
-from brokerd.server.tenancy_table import TENANCY_TABLE
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -107,7 +106,7 @@ class Dispatcher:
         if connection.principal is None and header.api_key not in PRE_AUTHENTICATION_APIS:
             connection.close(f"{entry.name} before SASL authentication")
             return None
-        guard = self._guard(connection, header.api_key)
+        guard = self._guard(connection, entry)
         denial = guard.admit(body, header.api_version) if guard is not None else None
         started = time.perf_counter()
         if denial is not None:
@@ -131,7 +130,7 @@ class Dispatcher:
             return None
         return encode_response(header, response)
 
-    def _guard(self, connection: Connection, api_key: int) -> Guard | None:
+    def _guard(self, connection: Connection, entry: ApiEntry) -> Guard | None:
         """The request's tenancy guard; None for an operator super user (nothing to do)."""
         principal, namespace = connection.principal, connection.namespace
         if principal is None or namespace is None:
@@ -139,10 +138,9 @@ class Dispatcher:
         security = self._broker.security
         if namespace.is_operator and principal.kafka_principal in security.super_users:
             return None
-        spec = TENANCY_TABLE.get(api_key)
-        if spec is None:
-            raise ProtocolError(f"api {api_key} is not served to tenant principals")
-        return Guard(spec, principal, namespace, connection.peer_ip, security.authorizer,
+        if entry.tenancy is None:
+            raise ProtocolError(f"api {entry.name} is not served to tenant principals")
+        return Guard(entry.tenancy, principal, namespace, connection.peer_ip, security.authorizer,
                      self._resources)
 
     @staticmethod

@@ -1,10 +1,10 @@
-"""Tenant namespaces and ACLs around dispatch, driven by a declarative per-API table.
+"""Tenant namespaces and ACLs around dispatch, driven by a declaration per API.
 
 Why around dispatch and not in each handler: every API carries topic names, group ids or
 transactional ids in different places, and handlers (including the group APIs, written
-separately) should stay tenant-blind.  Each API's entry in
-:data:`brokerd.server.tenancy_table.TENANCY_TABLE` says where its names live; a
-:class:`Guard` then, for one request:
+separately) should stay tenant-blind.  Each handler module's ``TENANCY`` (an
+:class:`ApiNames` in the vocabulary of :mod:`brokerd.server.tenancy_rules`) says where its
+names live; a :class:`Guard` then, for one request:
 
 1. maps every name the client sent into the cluster namespace (``orders`` ->
    ``acme.orders``), and every topic id to the topic it names;

@@ -1,12 +1,18 @@
-"""One module per Kafka API; this table is what ApiVersions advertises and dispatch serves.
+"""The registry of served APIs: every module in this package that defines ``API_KEY``.
 
-Each module exposes ``API_KEY``, ``MIN_VERSION``, ``MAX_VERSION`` and
-``async def handle(broker, request) -> dict | None`` (None: no response, e.g. acks=0).
-A version appears here only when its handler really implements it.
+Each handler module exposes ``API_KEY``, ``MIN_VERSION``, ``MAX_VERSION``,
+``async def handle(broker, request) -> dict | None`` (None: no response, e.g. acks=0) and,
+when tenants may call it, ``TENANCY`` (see :mod:`brokerd.server.tenancy_rules`).  This
+table is what ApiVersions advertises, dispatch serves and tenancy applies, and
+docs/brokerd.md's API table is checked against it: adding an API means adding its schema
+module (``brokerd.protocol.messages``) and its handler module, nothing else.  A version
+appears here only when its handler really implements it.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -17,18 +23,21 @@ from brokerd.protocol import ApiKey
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
     from brokerd.server.request import Request
+    from brokerd.server.tenancy import ApiNames
 
 Handler = Callable[["Broker", "Request"], Awaitable[dict[str, Any] | None]]
 
 
 @dataclass(frozen=True)
 class ApiEntry:
-    """One served API: its key, version range and handler."""
+    """One served API: its key, version range, handler and tenancy rules (None: operators
+    only)."""
 
     api_key: ApiKey
     min_version: int
     max_version: int
     handle: Handler
+    tenancy: ApiNames | None = None
 
     @property
     def name(self) -> str:
@@ -36,49 +45,14 @@ class ApiEntry:
 
 
 def _entry(module: ModuleType) -> ApiEntry:
-    return ApiEntry(module.API_KEY, module.MIN_VERSION, module.MAX_VERSION, module.handle)
+    return ApiEntry(module.API_KEY, module.MIN_VERSION, module.MAX_VERSION, module.handle,
+                    getattr(module, "TENANCY", None))
 
 
 def _build_table() -> dict[int, ApiEntry]:
-    from brokerd.server.handlers import (
-        api_versions,
-        create_partitions,
-        create_topics,
-        delete_groups,
-        delete_records,
-        delete_topics,
-        describe_cluster,
-        describe_configs,
-        describe_groups,
-        fetch,
-        find_coordinator,
-        heartbeat,
-        incremental_alter_configs,
-        init_producer_id,
-        join_group,
-        leave_group,
-        list_groups,
-        list_offsets,
-        metadata,
-        offset_commit,
-        offset_delete,
-        offset_fetch,
-        offset_for_leader_epoch,
-        produce,
-        sasl_authenticate,
-        sasl_handshake,
-        sync_group,
-    )
-
-    modules = (api_versions, metadata, produce, fetch, list_offsets, create_topics,
-               delete_topics, create_partitions, describe_configs, incremental_alter_configs,
-               init_producer_id, describe_cluster, delete_records, offset_for_leader_epoch)
-    group_modules = (find_coordinator, join_group, sync_group, heartbeat, leave_group,
-                     offset_commit, offset_fetch, list_groups, describe_groups, delete_groups,
-                     offset_delete)
-    security_modules = (sasl_handshake, sasl_authenticate)
-    return {module.API_KEY: _entry(module)
-            for module in modules + group_modules + security_modules}
+    modules = [importlib.import_module(f"{__name__}.{info.name}")
+               for info in pkgutil.iter_modules(__path__)]
+    return {module.API_KEY: _entry(module) for module in modules if hasattr(module, "API_KEY")}
 
 
 # Keyed by the int api key of a request header (ApiKey members hash equal to their ints).

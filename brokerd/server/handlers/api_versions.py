@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.server.tenancy import ApiNames
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.API_VERSIONS
 MIN_VERSION, MAX_VERSION = 0, 3
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames()
 
 
 def response_body(error_code: int = ErrorCode.NONE) -> dict[str, Any]:

@@ -6,7 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
 from brokerd.server import topic_admin
+from brokerd.server.tenancy import ApiNames, Names
+from brokerd.server.tenancy_rules import TOPIC_DENIED, create_partitions_policy
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -14,6 +18,11 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.CREATE_PARTITIONS
 MIN_VERSION, MAX_VERSION = 0, 3
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(Names(("topics", "name"), Rt.TOPIC, Op.ALTER, TOPIC_DENIED),),
+        response=(Names(("results", "name"), Rt.TOPIC),),
+        policy=create_partitions_policy)
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

@@ -9,8 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
 from brokerd.server import topic_admin
 from brokerd.server.handlers.metadata import ZERO_UUID
+from brokerd.server.tenancy import ApiNames, Names
+from brokerd.server.tenancy_rules import RESPONSE_TOPICS, TOPIC_DENIED, create_topics_policy
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -18,6 +22,11 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.CREATE_TOPICS
 MIN_VERSION, MAX_VERSION = 0, 7
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(Names(("topics", "name"), Rt.TOPIC, Op.CREATE, TOPIC_DENIED),),
+        response=(RESPONSE_TOPICS,),
+        policy=create_topics_policy)
 
 
 async def _create(broker: Broker, request: Request, topic: dict[str, Any]) -> dict[str, Any]:

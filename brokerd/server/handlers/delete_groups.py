@@ -8,6 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
+from brokerd.server.tenancy import ApiNames, Names
+from brokerd.server.tenancy_rules import GROUP_DENIED
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -15,6 +19,10 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.DELETE_GROUPS
 MIN_VERSION, MAX_VERSION = 0, 2
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(Names(("groups_names",), Rt.GROUP, Op.DELETE, GROUP_DENIED),),
+        response=(Names(("results", "group_id"), Rt.GROUP),))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

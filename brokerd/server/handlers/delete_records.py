@@ -10,6 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
+from brokerd.server.tenancy import ApiNames, Names
+from brokerd.server.tenancy_rules import RESPONSE_TOPICS, TOPIC_DENIED
 from brokerd.storage import StorageError
 
 if TYPE_CHECKING:
@@ -18,6 +22,10 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.DELETE_RECORDS
 MIN_VERSION, MAX_VERSION = 0, 2
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(Names(("topics", "name"), Rt.TOPIC, Op.DELETE, TOPIC_DENIED),),
+        response=(RESPONSE_TOPICS,))
 HIGH_WATERMARK = -1
 
 

@@ -11,7 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from brokerd.coordination.zk import CoordinationUnavailableError
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
 from brokerd.server.handlers.metadata import ZERO_UUID
+from brokerd.server.tenancy import ApiNames, Names
+from brokerd.server.tenancy_rules import TOPIC_DENIED
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -19,6 +23,12 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.DELETE_TOPICS
 MIN_VERSION, MAX_VERSION = 0, 6
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(Names(("topic_names",), Rt.TOPIC, Op.DELETE, TOPIC_DENIED),
+                 Names(("topics", "name"), Rt.TOPIC, Op.DELETE, TOPIC_DENIED)),
+        response=(Names(("responses", "name"), Rt.TOPIC),),
+        topic_ids=((("topics", "topic_id"), Op.DELETE),))
 
 
 def _wanted(request: Request) -> list[tuple[str | None, uuid.UUID]]:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.server.handlers.metadata import broker_entries
+from brokerd.server.tenancy import ApiNames
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
 MIN_VERSION, MAX_VERSION = 0, 1
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames()
 BROKER_ENDPOINTS = 1
 
 

@@ -11,6 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
+from brokerd.server.tenancy import ApiNames, Names
+from brokerd.server.tenancy_rules import CLUSTER_DENIED, TOPIC_DENIED, broker_config, topic_config
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -18,6 +22,13 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 MIN_VERSION, MAX_VERSION = 0, 4
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(Names(("resources", "resource_name"), Rt.TOPIC, Op.DESCRIBE_CONFIGS,
+                       TOPIC_DENIED, topic_config),
+                 Names(("resources", "resource_name"), Rt.CLUSTER, Op.DESCRIBE_CONFIGS,
+                       CLUSTER_DENIED, broker_config)),
+        response=(Names(("results", "resource_name"), Rt.TOPIC, only_if=topic_config),))
 TOPIC, BROKER = 2, 4
 DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
 

@@ -9,6 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
+from brokerd.server.tenancy import ApiNames, Names
+from brokerd.server.tenancy_rules import GROUP_DENIED
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -16,6 +20,10 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.DESCRIBE_GROUPS
 MIN_VERSION, MAX_VERSION = 0, 5
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(Names(("groups",), Rt.GROUP, Op.DESCRIBE, GROUP_DENIED),),
+        response=(Names(("groups", "group_id"), Rt.GROUP),))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
 from brokerd.server.fetch_sessions import (
     INVALID_SESSION_ID,
     CachedPartition,
@@ -51,6 +53,8 @@ from brokerd.server.fetch_sessions import (
     classify,
     next_epoch,
 )
+from brokerd.server.tenancy import ApiNames, Gate, Names
+from brokerd.server.tenancy_rules import CLUSTER_DENIED, TOPIC_DENIED, error_only
 from brokerd.server.transfer import RegionList
 from brokerd.storage import StorageError
 
@@ -62,6 +66,14 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.FETCH
 MIN_VERSION, MAX_VERSION = 4, 12
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(Names(("topics", "topic"), Rt.TOPIC, Op.READ, TOPIC_DENIED),
+                 Names(("forgotten_topics_data", "topic"), Rt.TOPIC)),
+        response=(Names(("responses", "topic"), Rt.TOPIC),),
+        # Only brokers fetch as replicas (replica_id >= 0): that is ClusterAction.
+        gates=(Gate(Rt.CLUSTER, Op.ALL, CLUSTER_DENIED, error_only,
+                    only_if=lambda body, version: body["replica_id"] >= 0),))
 
 
 def epoch_error(requested: int, current: int) -> ErrorCode:

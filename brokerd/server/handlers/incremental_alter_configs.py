@@ -11,8 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from brokerd.coordination.zk import CoordinationUnavailableError
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
 from brokerd.server import topic_admin
 from brokerd.server.handlers.describe_configs import TOPIC
+from brokerd.server.tenancy import ApiNames, Names
+from brokerd.server.tenancy_rules import CLUSTER_DENIED, TOPIC_DENIED, broker_config, topic_config
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -20,6 +24,13 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 MIN_VERSION, MAX_VERSION = 0, 1
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(Names(("resources", "resource_name"), Rt.TOPIC, Op.ALTER_CONFIGS,
+                       TOPIC_DENIED, topic_config),
+                 Names(("resources", "resource_name"), Rt.CLUSTER, Op.ALTER_CONFIGS,
+                       CLUSTER_DENIED, broker_config)),
+        response=(Names(("responses", "resource_name"), Rt.TOPIC, only_if=topic_config),))
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 

@@ -13,6 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from brokerd.coordination.zk import CoordinationUnavailableError
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
+from brokerd.server.tenancy import ApiNames, Gate, Names
+from brokerd.server.tenancy_rules import CLUSTER_DENIED, TXN_DENIED, no_producer_id
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -20,6 +24,13 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
 MIN_VERSION, MAX_VERSION = 0, 4
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(Names(("transactional_id",), Rt.TRANSACTIONAL_ID),),
+        gates=(Gate(Rt.TRANSACTIONAL_ID, Op.WRITE, TXN_DENIED, no_producer_id,
+                    ("transactional_id",)),
+               Gate(Rt.CLUSTER, Op.IDEMPOTENT_WRITE, CLUSTER_DENIED, no_producer_id,
+                    only_if=lambda body, version: body["transactional_id"] is None)))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

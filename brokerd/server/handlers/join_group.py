@@ -11,6 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey
+from brokerd.security import AclOperation as Op
+from brokerd.server.tenancy import ApiNames
+from brokerd.server.tenancy_rules import GROUP_ID, group_gate
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -18,6 +21,8 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.JOIN_GROUP
 MIN_VERSION, MAX_VERSION = 0, 9
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(request=(GROUP_ID,), gates=(group_gate(Op.READ),))
 
 
 def client_host(peer: str) -> str:

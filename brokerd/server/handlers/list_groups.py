@@ -8,6 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
+from brokerd.server.tenancy import ApiNames, Names
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -15,6 +18,9 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.LIST_GROUPS
 MIN_VERSION, MAX_VERSION = 0, 4
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        response=(Names(("groups", "group_id"), Rt.GROUP, Op.DESCRIBE),))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey
 from brokerd.protocol.records import decode_records, parse_batch_header
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
 from brokerd.server.handlers.fetch import epoch_error
+from brokerd.server.tenancy import ApiNames, Names
+from brokerd.server.tenancy_rules import RESPONSE_TOPICS, TOPIC_DENIED
 from brokerd.storage import Log, StorageError
 
 if TYPE_CHECKING:
@@ -24,6 +28,10 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.LIST_OFFSETS
 MIN_VERSION, MAX_VERSION = 1, 7
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),),
+        response=(RESPONSE_TOPICS,))
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
 
 

@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from brokerd.coordination.znodes import BrokerRegistration, TopicMetadata
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
 from brokerd.server import topic_admin
+from brokerd.server.tenancy import ApiNames, Names
+from brokerd.server.tenancy_rules import TOPIC_DENIED, metadata_policy
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -22,6 +26,12 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.METADATA
 MIN_VERSION, MAX_VERSION = 1, 12
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),),
+        response=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE),),
+        topic_ids=((("topics", "topic_id"), Op.DESCRIBE),),
+        policy=metadata_policy)
 AUTO_CREATE_WAIT_S = 5.0
 ZERO_UUID = uuid.UUID(int=0)
 

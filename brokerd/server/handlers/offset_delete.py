@@ -9,6 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
+from brokerd.server.tenancy import ApiNames, Names
+from brokerd.server.tenancy_rules import GROUP_ID, RESPONSE_TOPICS, TOPIC_DENIED, group_gate
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -16,6 +20,11 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.OFFSET_DELETE
 MIN_VERSION, MAX_VERSION = 0, 0
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(GROUP_ID, Names(("topics", "name"), Rt.TOPIC, Op.READ, TOPIC_DENIED)),
+        response=(RESPONSE_TOPICS,),
+        gates=(group_gate(Op.DELETE),))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

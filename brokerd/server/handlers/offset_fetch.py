@@ -9,6 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
+from brokerd.server.tenancy import ApiNames, Gate, Names
+from brokerd.server.tenancy_rules import GROUP_DENIED, GROUP_ID, TOPIC_DENIED, error_only
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -16,6 +20,17 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.OFFSET_FETCH
 MIN_VERSION, MAX_VERSION = 1, 8
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(GROUP_ID,
+                 Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),
+                 Names(("groups", "group_id"), Rt.GROUP, Op.DESCRIBE, GROUP_DENIED),
+                 Names(("groups", "topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED)),
+        response=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE),
+                  Names(("groups", "group_id"), Rt.GROUP),
+                  Names(("groups", "topics", "name"), Rt.TOPIC, Op.DESCRIBE)),
+        gates=(Gate(Rt.GROUP, Op.DESCRIBE, GROUP_DENIED, error_only, ("group_id",),
+                    lambda body, version: version < 8),))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

@@ -13,7 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
 from brokerd.server.handlers.fetch import epoch_error
+from brokerd.server.tenancy import ApiNames, Gate, Names
+from brokerd.server.tenancy_rules import CLUSTER_DENIED, TOPIC_DENIED, every_epoch_partition
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -21,6 +25,13 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
 MIN_VERSION, MAX_VERSION = 0, 4
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(Names(("topics", "topic"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),),
+        response=(Names(("topics", "topic"), Rt.TOPIC),),
+        # Followers (replica_id >= 0) truncating their logs: ClusterAction, as for Fetch.
+        gates=(Gate(Rt.CLUSTER, Op.ALL, CLUSTER_DENIED, every_epoch_partition,
+                    only_if=lambda body, version: body.get("replica_id", -2) >= 0),))
 
 
 def _partition(broker: Broker, topic: str, wanted: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode, ProtocolError
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
+from brokerd.server.tenancy import ApiNames, Gate, Names
+from brokerd.server.tenancy_rules import TOPIC_DENIED, TXN_DENIED, every_produce_partition
 from brokerd.storage import StorageError
 
 if TYPE_CHECKING:
@@ -34,6 +38,13 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.PRODUCE
 MIN_VERSION, MAX_VERSION = 3, 10
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(
+        request=(Names(("topic_data", "name"), Rt.TOPIC, Op.WRITE, TOPIC_DENIED),
+                 Names(("transactional_id",), Rt.TRANSACTIONAL_ID)),
+        response=(Names(("responses", "name"), Rt.TOPIC),),
+        gates=(Gate(Rt.TRANSACTIONAL_ID, Op.WRITE, TXN_DENIED, every_produce_partition,
+                    ("transactional_id",)),))
 VALID_ACKS = (-1, 0, 1)
 
 

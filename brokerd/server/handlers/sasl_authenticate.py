@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.security import SaslAuthenticator, SaslStep
+from brokerd.server.tenancy import ApiNames
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.SASL_AUTHENTICATE
 MIN_VERSION, MAX_VERSION = 0, 2
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames()
 PLAIN = "PLAIN"
 _SIZE = struct.Struct(">i")
 

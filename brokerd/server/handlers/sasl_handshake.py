@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.security import SUPPORTED_MECHANISMS, UnsupportedMechanism, create_authenticator
+from brokerd.server.tenancy import ApiNames
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.SASL_HANDSHAKE
 MIN_VERSION, MAX_VERSION = 0, 1
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames()
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

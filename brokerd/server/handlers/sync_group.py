@@ -8,6 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey
+from brokerd.security import AclOperation as Op
+from brokerd.server.tenancy import ApiNames
+from brokerd.server.tenancy_rules import GROUP_ID, group_gate
 
 if TYPE_CHECKING:
     from brokerd.server.broker import Broker
@@ -15,6 +18,8 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.SYNC_GROUP
 MIN_VERSION, MAX_VERSION = 0, 5
+# Where this API's names live and which ACL operations they need (server.tenancy).
+TENANCY = ApiNames(request=(GROUP_ID,), gates=(group_gate(Op.READ),))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

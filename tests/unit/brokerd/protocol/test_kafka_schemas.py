@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from brokerd.protocol import ApiKey
 from brokerd.protocol.messages import ALL_MESSAGES
 from brokerd.protocol.schema import ApiMessage, Array, Field, Primitive, Struct, in_versions
 
@@ -166,3 +167,27 @@ def test_every_served_api_is_checked_at_its_newest_version() -> None:
     unchecked = [entry.name for entry in API_TABLE.values()
                  if kio_class(messages[entry.api_key], entry.max_version, "request") is None]
     assert unchecked == []
+
+
+def test_api_key_numbers_are_kafkas() -> None:
+    """Every API key kio describes has our enum's number under the same name."""
+    import pkgutil
+
+    import kio.schema
+
+    wrong, compared = [], 0
+    for info in pkgutil.iter_modules(kio.schema.__path__):
+        package = importlib.import_module(f"kio.schema.{info.name}")
+        versions = [v.name for v in pkgutil.iter_modules(getattr(package, "__path__", []))
+                    if re.fullmatch(r"v\d+", v.name)]
+        try:
+            request = importlib.import_module(f"{package.__name__}.{versions[0]}.request")
+        except (IndexError, ModuleNotFoundError):
+            continue  # not an API (a record or header schema)
+        compared += 1
+        number = next(int(obj.__api_key__) for obj in vars(request).values()
+                      if getattr(getattr(obj, "__type__", None), "name", "") == "request")
+        ours = ApiKey.__members__.get(info.name.upper())
+        if ours is None or int(ours) != number:
+            wrong.append(f"{info.name}: kio {number}, ours {ours!r}")
+    assert wrong == [] and compared > 80
