@@ -20,9 +20,9 @@ API_KEY = ApiKey.CREATE_PARTITIONS
 MIN_VERSION, MAX_VERSION = 0, 3
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("topics", "name"), Rt.TOPIC, Op.ALTER, TOPIC_DENIED),),
-        response=(Names(("results", "name"), Rt.TOPIC),),
-        policy=create_partitions_policy)
+    request=(Names(("topics", "name"), Rt.TOPIC, Op.ALTER, TOPIC_DENIED),),
+    response=(Names(("results", "name"), Rt.TOPIC),),
+    policy=create_partitions_policy)
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

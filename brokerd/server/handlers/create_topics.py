@@ -24,9 +24,9 @@ API_KEY = ApiKey.CREATE_TOPICS
 MIN_VERSION, MAX_VERSION = 0, 7
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("topics", "name"), Rt.TOPIC, Op.CREATE, TOPIC_DENIED),),
-        response=(RESPONSE_TOPICS,),
-        policy=create_topics_policy)
+    request=(Names(("topics", "name"), Rt.TOPIC, Op.CREATE, TOPIC_DENIED),),
+    response=(RESPONSE_TOPICS,),
+    policy=create_topics_policy)
 
 
 async def _create(broker: Broker, request: Request, topic: dict[str, Any]) -> dict[str, Any]:

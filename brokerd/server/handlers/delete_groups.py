@@ -21,8 +21,8 @@ API_KEY = ApiKey.DELETE_GROUPS
 MIN_VERSION, MAX_VERSION = 0, 2
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("groups_names",), Rt.GROUP, Op.DELETE, GROUP_DENIED),),
-        response=(Names(("results", "group_id"), Rt.GROUP),))
+    request=(Names(("groups_names",), Rt.GROUP, Op.DELETE, GROUP_DENIED),),
+    response=(Names(("results", "group_id"), Rt.GROUP),))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

@@ -24,8 +24,8 @@ API_KEY = ApiKey.DELETE_RECORDS
 MIN_VERSION, MAX_VERSION = 0, 2
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("topics", "name"), Rt.TOPIC, Op.DELETE, TOPIC_DENIED),),
-        response=(RESPONSE_TOPICS,))
+    request=(Names(("topics", "name"), Rt.TOPIC, Op.DELETE, TOPIC_DENIED),),
+    response=(RESPONSE_TOPICS,))
 HIGH_WATERMARK = -1
 
 

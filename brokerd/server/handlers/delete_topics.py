@@ -25,10 +25,10 @@ API_KEY = ApiKey.DELETE_TOPICS
 MIN_VERSION, MAX_VERSION = 0, 6
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("topic_names",), Rt.TOPIC, Op.DELETE, TOPIC_DENIED),
-                 Names(("topics", "name"), Rt.TOPIC, Op.DELETE, TOPIC_DENIED)),
-        response=(Names(("responses", "name"), Rt.TOPIC),),
-        topic_ids=((("topics", "topic_id"), Op.DELETE),))
+    request=(Names(("topic_names",), Rt.TOPIC, Op.DELETE, TOPIC_DENIED),
+             Names(("topics", "name"), Rt.TOPIC, Op.DELETE, TOPIC_DENIED)),
+    response=(Names(("responses", "name"), Rt.TOPIC),),
+    topic_ids=((("topics", "topic_id"), Op.DELETE),))
 
 
 def _wanted(request: Request) -> list[tuple[str | None, uuid.UUID]]:

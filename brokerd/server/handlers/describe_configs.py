@@ -24,11 +24,11 @@ API_KEY = ApiKey.DESCRIBE_CONFIGS
 MIN_VERSION, MAX_VERSION = 0, 4
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("resources", "resource_name"), Rt.TOPIC, Op.DESCRIBE_CONFIGS,
-                       TOPIC_DENIED, topic_config),
-                 Names(("resources", "resource_name"), Rt.CLUSTER, Op.DESCRIBE_CONFIGS,
-                       CLUSTER_DENIED, broker_config)),
-        response=(Names(("results", "resource_name"), Rt.TOPIC, only_if=topic_config),))
+    request=(Names(("resources", "resource_name"), Rt.TOPIC, Op.DESCRIBE_CONFIGS,
+                   TOPIC_DENIED, topic_config),
+             Names(("resources", "resource_name"), Rt.CLUSTER, Op.DESCRIBE_CONFIGS,
+                   CLUSTER_DENIED, broker_config)),
+    response=(Names(("results", "resource_name"), Rt.TOPIC, only_if=topic_config),))
 TOPIC, BROKER = 2, 4
 DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
 

@@ -22,8 +22,8 @@ API_KEY = ApiKey.DESCRIBE_GROUPS
 MIN_VERSION, MAX_VERSION = 0, 5
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("groups",), Rt.GROUP, Op.DESCRIBE, GROUP_DENIED),),
-        response=(Names(("groups", "group_id"), Rt.GROUP),))
+    request=(Names(("groups",), Rt.GROUP, Op.DESCRIBE, GROUP_DENIED),),
+    response=(Names(("groups", "group_id"), Rt.GROUP),))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

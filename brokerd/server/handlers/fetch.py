@@ -68,12 +68,12 @@ API_KEY = ApiKey.FETCH
 MIN_VERSION, MAX_VERSION = 4, 12
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("topics", "topic"), Rt.TOPIC, Op.READ, TOPIC_DENIED),
-                 Names(("forgotten_topics_data", "topic"), Rt.TOPIC)),
-        response=(Names(("responses", "topic"), Rt.TOPIC),),
-        # Only brokers fetch as replicas (replica_id >= 0): that is ClusterAction.
-        gates=(Gate(Rt.CLUSTER, Op.ALL, CLUSTER_DENIED, error_only,
-                    only_if=lambda body, version: body["replica_id"] >= 0),))
+    request=(Names(("topics", "topic"), Rt.TOPIC, Op.READ, TOPIC_DENIED),
+             Names(("forgotten_topics_data", "topic"), Rt.TOPIC)),
+    response=(Names(("responses", "topic"), Rt.TOPIC),),
+    # Only brokers fetch as replicas (replica_id >= 0): that is ClusterAction.
+    gates=(Gate(Rt.CLUSTER, Op.ALL, CLUSTER_DENIED, error_only,
+                only_if=lambda body, version: body["replica_id"] >= 0),))
 
 
 def epoch_error(requested: int, current: int) -> ErrorCode:

@@ -32,16 +32,16 @@ API_KEY = ApiKey.FIND_COORDINATOR
 MIN_VERSION, MAX_VERSION = 0, 6
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("key",), Rt.GROUP),
-                 Names(("coordinator_keys",), Rt.GROUP, Op.DESCRIBE, GROUP_DENIED,
-                       lambda body: body.get("key_type", GROUP_KEY) == GROUP_KEY),
-                 Names(("coordinator_keys",), Rt.TRANSACTIONAL_ID, Op.DESCRIBE, TXN_DENIED,
-                       lambda body: body.get("key_type") == TRANSACTION_KEY)),
-        response=(Names(("coordinators", "key"), Rt.GROUP),),
-        gates=(Gate(Rt.GROUP, Op.DESCRIBE, GROUP_DENIED, no_coordinator, ("key",),
-                    lambda body, version: version < 4 and body.get("key_type", 0) == GROUP_KEY),
-               Gate(Rt.TRANSACTIONAL_ID, Op.DESCRIBE, TXN_DENIED, no_coordinator, ("key",),
-                    lambda body, version: version < 4 and body.get("key_type") == 1)))
+    request=(Names(("key",), Rt.GROUP),
+             Names(("coordinator_keys",), Rt.GROUP, Op.DESCRIBE, GROUP_DENIED,
+                   lambda body: body.get("key_type", GROUP_KEY) == GROUP_KEY),
+             Names(("coordinator_keys",), Rt.TRANSACTIONAL_ID, Op.DESCRIBE, TXN_DENIED,
+                   lambda body: body.get("key_type") == TRANSACTION_KEY)),
+    response=(Names(("coordinators", "key"), Rt.GROUP),),
+    gates=(Gate(Rt.GROUP, Op.DESCRIBE, GROUP_DENIED, no_coordinator, ("key",),
+                lambda body, version: version < 4 and body.get("key_type", 0) == GROUP_KEY),
+           Gate(Rt.TRANSACTIONAL_ID, Op.DESCRIBE, TXN_DENIED, no_coordinator, ("key",),
+                lambda body, version: version < 4 and body.get("key_type") == 1)))
 GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE = 0, 1
 # Long enough for a fresh topic's 50 leaders on a loaded test machine, short enough that the
 # client's own request timeout (30 s or more in every client) never fires first.

@@ -26,11 +26,11 @@ API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 MIN_VERSION, MAX_VERSION = 0, 1
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("resources", "resource_name"), Rt.TOPIC, Op.ALTER_CONFIGS,
-                       TOPIC_DENIED, topic_config),
-                 Names(("resources", "resource_name"), Rt.CLUSTER, Op.ALTER_CONFIGS,
-                       CLUSTER_DENIED, broker_config)),
-        response=(Names(("responses", "resource_name"), Rt.TOPIC, only_if=topic_config),))
+    request=(Names(("resources", "resource_name"), Rt.TOPIC, Op.ALTER_CONFIGS,
+                   TOPIC_DENIED, topic_config),
+             Names(("resources", "resource_name"), Rt.CLUSTER, Op.ALTER_CONFIGS,
+                   CLUSTER_DENIED, broker_config)),
+    response=(Names(("responses", "resource_name"), Rt.TOPIC, only_if=topic_config),))
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 

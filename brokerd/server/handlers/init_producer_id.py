@@ -26,11 +26,11 @@ API_KEY = ApiKey.INIT_PRODUCER_ID
 MIN_VERSION, MAX_VERSION = 0, 4
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("transactional_id",), Rt.TRANSACTIONAL_ID),),
-        gates=(Gate(Rt.TRANSACTIONAL_ID, Op.WRITE, TXN_DENIED, no_producer_id,
-                    ("transactional_id",)),
-               Gate(Rt.CLUSTER, Op.IDEMPOTENT_WRITE, CLUSTER_DENIED, no_producer_id,
-                    only_if=lambda body, version: body["transactional_id"] is None)))
+    request=(Names(("transactional_id",), Rt.TRANSACTIONAL_ID),),
+    gates=(Gate(Rt.TRANSACTIONAL_ID, Op.WRITE, TXN_DENIED, no_producer_id,
+                ("transactional_id",)),
+           Gate(Rt.CLUSTER, Op.IDEMPOTENT_WRITE, CLUSTER_DENIED, no_producer_id,
+                only_if=lambda body, version: body["transactional_id"] is None)))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

@@ -20,7 +20,7 @@ API_KEY = ApiKey.LIST_GROUPS
 MIN_VERSION, MAX_VERSION = 0, 4
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        response=(Names(("groups", "group_id"), Rt.GROUP, Op.DESCRIBE),))
+    response=(Names(("groups", "group_id"), Rt.GROUP, Op.DESCRIBE),))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

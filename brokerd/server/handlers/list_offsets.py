@@ -30,8 +30,8 @@ API_KEY = ApiKey.LIST_OFFSETS
 MIN_VERSION, MAX_VERSION = 1, 7
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),),
-        response=(RESPONSE_TOPICS,))
+    request=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),),
+    response=(RESPONSE_TOPICS,))
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
 
 

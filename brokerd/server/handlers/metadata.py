@@ -28,10 +28,10 @@ API_KEY = ApiKey.METADATA
 MIN_VERSION, MAX_VERSION = 1, 12
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),),
-        response=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE),),
-        topic_ids=((("topics", "topic_id"), Op.DESCRIBE),),
-        policy=metadata_policy)
+    request=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),),
+    response=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE),),
+    topic_ids=((("topics", "topic_id"), Op.DESCRIBE),),
+    policy=metadata_policy)
 AUTO_CREATE_WAIT_S = 5.0
 ZERO_UUID = uuid.UUID(int=0)
 

@@ -30,10 +30,10 @@ API_KEY = ApiKey.OFFSET_COMMIT
 MIN_VERSION, MAX_VERSION = 1, 8
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(GROUP_ID, Names(("topics", "name"), Rt.TOPIC, Op.READ, TOPIC_DENIED)),
-        response=(RESPONSE_TOPICS,),
-        gates=(group_gate(Op.READ, every_commit_partition),),
-        withheld=(("topics",), commit_answer))
+    request=(GROUP_ID, Names(("topics", "name"), Rt.TOPIC, Op.READ, TOPIC_DENIED)),
+    response=(RESPONSE_TOPICS,),
+    gates=(group_gate(Op.READ, every_commit_partition),),
+    withheld=(("topics",), commit_answer))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

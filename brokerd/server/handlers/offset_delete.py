@@ -22,9 +22,9 @@ API_KEY = ApiKey.OFFSET_DELETE
 MIN_VERSION, MAX_VERSION = 0, 0
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(GROUP_ID, Names(("topics", "name"), Rt.TOPIC, Op.READ, TOPIC_DENIED)),
-        response=(RESPONSE_TOPICS,),
-        gates=(group_gate(Op.DELETE),))
+    request=(GROUP_ID, Names(("topics", "name"), Rt.TOPIC, Op.READ, TOPIC_DENIED)),
+    response=(RESPONSE_TOPICS,),
+    gates=(group_gate(Op.DELETE),))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

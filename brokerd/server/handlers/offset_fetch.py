@@ -22,15 +22,15 @@ API_KEY = ApiKey.OFFSET_FETCH
 MIN_VERSION, MAX_VERSION = 1, 8
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(GROUP_ID,
-                 Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),
-                 Names(("groups", "group_id"), Rt.GROUP, Op.DESCRIBE, GROUP_DENIED),
-                 Names(("groups", "topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED)),
-        response=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE),
-                  Names(("groups", "group_id"), Rt.GROUP),
-                  Names(("groups", "topics", "name"), Rt.TOPIC, Op.DESCRIBE)),
-        gates=(Gate(Rt.GROUP, Op.DESCRIBE, GROUP_DENIED, error_only, ("group_id",),
-                    lambda body, version: version < 8),))
+    request=(GROUP_ID,
+             Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),
+             Names(("groups", "group_id"), Rt.GROUP, Op.DESCRIBE, GROUP_DENIED),
+             Names(("groups", "topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED)),
+    response=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE),
+              Names(("groups", "group_id"), Rt.GROUP),
+              Names(("groups", "topics", "name"), Rt.TOPIC, Op.DESCRIBE)),
+    gates=(Gate(Rt.GROUP, Op.DESCRIBE, GROUP_DENIED, error_only, ("group_id",),
+                lambda body, version: version < 8),))
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:

@@ -27,11 +27,11 @@ API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
 MIN_VERSION, MAX_VERSION = 0, 4
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("topics", "topic"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),),
-        response=(Names(("topics", "topic"), Rt.TOPIC),),
-        # Followers (replica_id >= 0) truncating their logs: ClusterAction, as for Fetch.
-        gates=(Gate(Rt.CLUSTER, Op.ALL, CLUSTER_DENIED, every_epoch_partition,
-                    only_if=lambda body, version: body.get("replica_id", -2) >= 0),))
+    request=(Names(("topics", "topic"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),),
+    response=(Names(("topics", "topic"), Rt.TOPIC),),
+    # Followers (replica_id >= 0) truncating their logs: ClusterAction, as for Fetch.
+    gates=(Gate(Rt.CLUSTER, Op.ALL, CLUSTER_DENIED, every_epoch_partition,
+                only_if=lambda body, version: body.get("replica_id", -2) >= 0),))
 
 
 def _partition(broker: Broker, topic: str, wanted: dict[str, Any]) -> dict[str, Any]:

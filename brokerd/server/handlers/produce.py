@@ -40,11 +40,11 @@ API_KEY = ApiKey.PRODUCE
 MIN_VERSION, MAX_VERSION = 3, 10
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
-        request=(Names(("topic_data", "name"), Rt.TOPIC, Op.WRITE, TOPIC_DENIED),
-                 Names(("transactional_id",), Rt.TRANSACTIONAL_ID)),
-        response=(Names(("responses", "name"), Rt.TOPIC),),
-        gates=(Gate(Rt.TRANSACTIONAL_ID, Op.WRITE, TXN_DENIED, every_produce_partition,
-                    ("transactional_id",)),))
+    request=(Names(("topic_data", "name"), Rt.TOPIC, Op.WRITE, TOPIC_DENIED),
+             Names(("transactional_id",), Rt.TRANSACTIONAL_ID)),
+    response=(Names(("responses", "name"), Rt.TOPIC),),
+    gates=(Gate(Rt.TRANSACTIONAL_ID, Op.WRITE, TXN_DENIED, every_produce_partition,
+                ("transactional_id",)),))
 VALID_ACKS = (-1, 0, 1)
 
 
