@@ -13,8 +13,8 @@ Then the density phases of issue 13 (:mod:`bench.density`: the acks=all default 
 path on three brokers, idle partitions and connections, failover at scale, NATS JetStream
 and Redis Streams doing the same work), unless ``--skip-density``.
 
-Every phase is bounded in records and in seconds: the data-plane phases take about 2-3
-minutes, the density phases about 12 (about 1.5 with ``--quick``); a phase that fails is
+Every phase is bounded in records and in seconds: the data-plane phases take about 1.5
+minutes, the density phases about 6 (about 1.5 with ``--quick``); a phase that fails is
 reported as failed and the others still run.
 
 ``--profile PHASE`` instead runs the broker under cProfile for that one throughput phase
