@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # ``python bench/console.py`` puts bench/ first, not the repo
@@ -48,7 +49,7 @@ def prepare_cluster(bootstrap: str, groups: int, partitions: int) -> None:
         for i in range(RECORDS_PER_PARTITION):
             producer.produce("bench.events", value=b"x" * 100, partition=p, key=b"%d" % i)
     assert producer.flush(60) == 0
-    futures = []
+    futures: list[Any] = []
     for g in range(groups):
         offsets = [TopicPartition("bench.events", p, (g * 7 + p * 13) % RECORDS_PER_PARTITION)
                    for p in range(partitions)]

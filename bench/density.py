@@ -61,6 +61,7 @@ class DensityPlan:
     lingers_ms: tuple[int, ...] = (0, 5)
     search_rates: tuple[int, ...] = (2_000, 4_000, 6_000, 8_000, 10_000, 12_000)
     search_seconds: float = 4.0
+    search_budget_s: float = 120.0  # no new rate step starts after this long
     p99_bound_ms: float = 10.0
     ratio_records: int = 500_000
     ratio_seconds: float = 10.0
@@ -77,6 +78,7 @@ class DensityPlan:
         """Small counts and short windows: a smoke test of the phases, not a measurement."""
         return dataclasses.replace(
             self, latency_seconds=3.0, search_rates=(2_000, 4_000), search_seconds=2.0,
+            search_budget_s=30.0,
             ratio_records=50_000, ratio_seconds=3.0, partition_counts=(300, 1_000),
             partitions_per_topic=100, grow_bounds_s=(60.0, 90.0), idle_seconds=5.0,
             connections=1_000, connection_idle_seconds=3.0, peer_records=30_000,
@@ -107,10 +109,15 @@ def sustained(figures: dict[str, Any], rate: int, seconds: float, p99_bound_ms: 
 
 
 def rate_search(cluster: Cluster, linger_ms: int, plan: DensityPlan) -> dict[str, Any]:
-    """Step the rate up until a step misses the bound; the best is the last one met."""
+    """Step the rate up until a step misses the bound (or the search's time budget is
+    spent); the best is the last one met."""
     steps: list[dict[str, Any]] = []
     best = 0
+    deadline = time.monotonic() + plan.search_budget_s
     for rate in plan.search_rates:
+        if time.monotonic() > deadline:
+            steps.append({"rate": rate, "skipped": "search time budget spent"})
+            break
         producers = max(1, rate // PRODUCER_RATE)
         figures = probe(cluster, f"search-l{linger_ms}-r{rate}", rate, plan.search_seconds,
                         linger_ms, producers)

@@ -95,3 +95,10 @@ def test_a_failure_carrying_a_broker_log_is_cut_to_its_first_line() -> None:
     text = render(figures)
     assert "failover: FAILED: TimeoutError: broker did not answer" in text
     assert "log line" not in text
+
+
+def test_a_spent_search_budget_is_reported_as_a_skipped_step() -> None:
+    figures = results()
+    figures["default_path"]["search linger.ms=0"]["steps"].append(
+        {"rate": 6_000, "skipped": "search time budget spent"})
+    assert "6,000/s search time budget spent" in render(figures)
