@@ -2,14 +2,18 @@
 acknowledged only once written to ``__consumer_offsets``.  v0 (offsets kept in ZooKeeper
 by old Scala clients) is not served.
 
-The group coordinator (``brokerd.groups``) holds all the logic; this module only routes.
+As in Kafka, a partition of a topic that does not exist (or past its partition count)
+answers UNKNOWN_TOPIC_OR_PARTITION and is never stored (it would otherwise show up in
+OffsetFetch and in lag); only the others reach the group coordinator, which holds the
+rest of the logic.  (Partitions the principal may not read were already withheld by
+tenancy, see ``TENANCY``.)
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from brokerd.protocol import ApiKey
+from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
 from brokerd.server.tenancy import ApiNames, Names
@@ -37,4 +41,32 @@ TENANCY = ApiNames(
 
 
 async def handle(broker: Broker, request: Request) -> dict[str, Any]:
-    return await broker.groups.offset_commit(request.body, request.version)
+    body = request.body
+    known, unknown = _split_known(broker, body["topics"])
+    if unknown and not known:
+        return {"throttle_time_ms": 0, "topics": unknown}
+    response = await broker.groups.offset_commit({**body, "topics": known}, request.version)
+    answered = {topic["name"]: topic for topic in response["topics"]}
+    for topic in unknown:
+        if topic["name"] in answered:
+            answered[topic["name"]]["partitions"].extend(topic["partitions"])
+        else:
+            response["topics"].append(topic)
+    return response
+
+
+def _split_known(broker: Broker, topics: list[dict[str, Any]]
+                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the request's topics reduced to existing partitions, the answers for the rest)."""
+    known, unknown = [], []
+    for topic in topics:
+        metadata = broker.cache.topic(topic["name"])
+        exists = [p for p in topic["partitions"]
+                  if metadata is not None and p["partition_index"] in metadata.replicas]
+        missing = [p for p in topic["partitions"] if p not in exists]
+        if exists:
+            known.append({**topic, "partitions": exists})
+        if missing:
+            unknown.append(commit_answer({**topic, "partitions": missing},
+                                         ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+    return known, unknown
