@@ -41,7 +41,7 @@ from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import NO_LEADER, Partition
 from brokerd.server.auth import SecurityState
 from brokerd.server.fetch_sessions import FetchSessionCache
-from brokerd.server.handlers.metadata import endpoint_for
+from brokerd.server.handlers.common import endpoint_for
 from brokerd.server.listener import Listener
 from brokerd.server.log_cleaning import CleanerLoop
 from brokerd.server.metadata_cache import MetadataCache

@@ -21,6 +21,11 @@ from __future__ import annotations
 from typing import Any
 
 from brokerd.protocol import ErrorCode
+from brokerd.protocol.config_resources import (
+    BROKER_LOGGER_RESOURCE,
+    BROKER_RESOURCE,
+    TOPIC_RESOURCE,
+)
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
 from brokerd.server.tenancy import Body, Gate, Guard, Names
@@ -29,9 +34,6 @@ TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 GROUP_DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED
 CLUSTER_DENIED = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
 TXN_DENIED = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-# Config resource types (DescribeConfigs / IncrementalAlterConfigs).
-TOPIC_RESOURCE = 2
-BROKER_RESOURCES = (4, 8)  # broker, broker logger
 GROUP_KEY, TRANSACTION_KEY = 0, 1  # FindCoordinator key types
 
 
@@ -40,7 +42,7 @@ def topic_config(resource: Body) -> bool:
 
 
 def broker_config(resource: Body) -> bool:
-    return resource.get("resource_type") in BROKER_RESOURCES
+    return resource.get("resource_type") in (BROKER_RESOURCE, BROKER_LOGGER_RESOURCE)
 
 
 def error_only(body: Body, error: ErrorCode) -> Body:

@@ -12,7 +12,7 @@ from brokerd.protocol import ApiKey
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
 from brokerd.server import topic_admin
-from brokerd.server.handlers.metadata import ZERO_UUID
+from brokerd.server.handlers.common import ZERO_UUID
 from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import RESPONSE_TOPICS, TOPIC_DENIED, create_topics_policy
 

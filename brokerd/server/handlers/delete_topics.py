@@ -13,7 +13,7 @@ from brokerd.coordination.zk import CoordinationUnavailableError
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
-from brokerd.server.handlers.metadata import ZERO_UUID
+from brokerd.server.handlers.common import ZERO_UUID
 from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import TOPIC_DENIED
 

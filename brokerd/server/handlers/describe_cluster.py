@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
-from brokerd.server.handlers.metadata import broker_entries
+from brokerd.server.handlers.common import broker_entries
 from brokerd.server.tenancy import ApiNames
 
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.protocol.config_resources import BROKER_RESOURCE, TOPIC_RESOURCE
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
 from brokerd.server.tenancy import ApiNames, Names
@@ -29,7 +30,6 @@ TENANCY = ApiNames(
              Names(("resources", "resource_name"), Rt.CLUSTER, Op.DESCRIBE_CONFIGS,
                    CLUSTER_DENIED, broker_config)),
     response=(Names(("results", "resource_name"), Rt.TOPIC, only_if=topic_config),))
-TOPIC, BROKER = 2, 4
 DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
 
 
@@ -70,20 +70,20 @@ def _result(broker: Broker, request: Request, resource: dict[str, Any]) -> dict[
     kind, name = resource["resource_type"], resource["resource_name"]
     result: dict[str, Any] = {"error_code": 0, "error_message": None, "resource_type": kind,
                               "resource_name": name, "configs": []}
-    if kind == TOPIC:
+    if kind == TOPIC_RESOURCE:
         metadata = broker.cache.topic(name)
         if metadata is None:
             return {**result, "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
                     "error_message": f"no topic {name!r}"}
         entries = topic_config_entries(broker, metadata.config)
-    elif kind == BROKER and name in ("", str(broker.config.broker_id)):
+    elif kind == BROKER_RESOURCE and name in ("", str(broker.config.broker_id)):
         entries = broker_config_entries(broker)
     else:
         return {**result, "error_code": int(ErrorCode.INVALID_REQUEST),
                 "error_message": f"cannot describe resource type {kind} {name!r}"}
     keys = resource["configuration_keys"]
     result["configs"] = [
-        {"name": key, "value": value, "read_only": kind == BROKER, "config_source": source,
+        {"name": key, "value": value, "read_only": kind == BROKER_RESOURCE, "config_source": source,
          "is_default": source == DEFAULT_CONFIG, "is_sensitive": False,
          "synonyms": [{"name": key, "value": value, "source": source}]
          if request.body["include_synonyms"] else [],

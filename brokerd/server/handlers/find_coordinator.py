@@ -20,7 +20,7 @@ from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
 from brokerd.server import topic_admin
-from brokerd.server.handlers.metadata import endpoint_for
+from brokerd.server.handlers.common import endpoint_for
 from brokerd.server.tenancy import ApiNames, Gate, Names
 from brokerd.server.tenancy_rules import GROUP_DENIED, GROUP_KEY, TRANSACTION_KEY, TXN_DENIED, no_coordinator
 

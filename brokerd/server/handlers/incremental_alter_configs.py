@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from brokerd.coordination.zk import CoordinationUnavailableError
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.protocol.config_resources import TOPIC_RESOURCE
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
 from brokerd.server import topic_admin
-from brokerd.server.handlers.describe_configs import TOPIC
 from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import CLUSTER_DENIED, TOPIC_DENIED, broker_config, topic_config
 
@@ -64,7 +64,7 @@ async def _alter(broker: Broker, resource: dict[str, Any], validate_only: bool
     kind, name = resource["resource_type"], resource["resource_name"]
     result = {"error_code": 0, "error_message": None, "resource_type": kind,
               "resource_name": name}
-    if kind != TOPIC:
+    if kind != TOPIC_RESOURCE:
         return {**result, "error_code": int(ErrorCode.INVALID_REQUEST),
                 "error_message": "only topic configs can be altered"}
     metadata = broker.cache.topic(name)

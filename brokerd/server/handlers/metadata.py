@@ -12,11 +12,12 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from brokerd.coordination.znodes import BrokerRegistration, TopicMetadata
+from brokerd.coordination.znodes import TopicMetadata
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
 from brokerd.server import topic_admin
+from brokerd.server.handlers.common import ZERO_UUID, broker_entries
 from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import TOPIC_DENIED, metadata_policy
 
@@ -33,31 +34,6 @@ TENANCY = ApiNames(
     topic_ids=((("topics", "topic_id"), Op.DESCRIBE),),
     policy=metadata_policy)
 AUTO_CREATE_WAIT_S = 5.0
-ZERO_UUID = uuid.UUID(int=0)
-
-
-def endpoint_for(registration: BrokerRegistration, listener: str) -> tuple[str, int] | None:
-    """(host, port) of ``registration``'s endpoint named ``listener`` (None if it has none)."""
-    for url in registration.endpoints:
-        name, _, address = url.partition("://")
-        if name == listener:
-            host, _, port = address.rpartition(":")
-            return host, int(port)
-    if not registration.endpoints:
-        return registration.host, registration.port
-    return None
-
-
-def broker_entries(broker: Broker, listener: str) -> list[dict[str, Any]]:
-    entries = []
-    for broker_id, registration in sorted(broker.cache.brokers.items()):
-        endpoint = endpoint_for(registration, listener)
-        if endpoint is not None:
-            entries.append({"node_id": broker_id, "host": endpoint[0], "port": endpoint[1],
-                            "rack": registration.rack})
-    return entries
-
-
 def topic_entry(broker: Broker, metadata: TopicMetadata) -> dict[str, Any]:
     live = broker.cache.live_broker_ids()
     partitions = []

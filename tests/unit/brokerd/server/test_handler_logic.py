@@ -7,6 +7,7 @@ import pytest
 from brokerd.coordination.znodes import BrokerRegistration
 from brokerd.protocol import SCHEMA_VERSIONS, ApiKey, ErrorCode
 from brokerd.server.handlers import API_TABLE, api_versions
+from brokerd.server.handlers.common import endpoint_for
 from brokerd.server.handlers.fetch import epoch_error
 from brokerd.server.handlers.incremental_alter_configs import (
     APPEND,
@@ -15,7 +16,6 @@ from brokerd.server.handlers.incremental_alter_configs import (
     SUBTRACT,
     apply_operations,
 )
-from brokerd.server.handlers.metadata import endpoint_for
 from brokerd.server.topic_admin import plan_new_topic, validate_topic_name
 
 
