@@ -97,23 +97,6 @@ def topic_config_path(topic: str) -> str:
     return f"topics/{topic}"
 
 
-def kafka_uuid(value: uuid.UUID) -> str:
-    """Kafka prints a Uuid as URL-safe base64 of its 16 bytes without padding."""
-    return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode()
-
-
-def topic_payload(topic_id: uuid.UUID, assignment: Mapping[str, Sequence[int]]) -> bytes:
-    """``/brokers/topics/<t>`` as brokerd writes it.  The control plane never writes it (issue
-    19); only broker tests and benchmarks that stand in for brokerd's CreateTopics still use
-    this (``tests/integration/brokerd/quota_support.py``, ``bench/``), until they move to
-    ``brokerd.coordination.znodes.TopicAssignment.encode``."""
-    partitions = {str(p): list(replicas) for p, replicas in assignment.items()}
-    return encode({
-        "version": 3, "topic_id": kafka_uuid(topic_id), "partitions": partitions,
-        "adding_replicas": {}, "removing_replicas": {},
-    })
-
-
 def uuid_from_kafka(text: str) -> uuid.UUID:
     """A Kafka Uuid as printed in znodes: URL-safe base64 of its 16 bytes, without padding."""
     return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))

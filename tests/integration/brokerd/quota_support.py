@@ -17,6 +17,7 @@ from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from brokerd.coordination.znodes import TopicAssignment
 from tenants import znodes
 from tenants import zookeeper as control_plane
 
@@ -46,13 +47,14 @@ def counter(metrics_port: int, name: str, **labels: str) -> float:
 
 def create_topic(zk: KazooClient, name: str, leaders: list[int],
                  bootstraps: list[str]) -> None:
-    """An RF=1 topic whose partition ``p`` lives on broker ``leaders[p]``, published as the
-    control plane does (the config, then the assignment); returns once every broker in
-    ``bootstraps`` reports a leader for every partition."""
+    """An RF=1 topic whose partition ``p`` lives on broker ``leaders[p]``, written the way
+    brokerd's CreateTopics writes it (the config, then the assignment: a placement the
+    admin API cannot ask for); returns once every broker in ``bootstraps`` reports a leader
+    for every partition."""
     control_plane.put(zk, znodes.config_znode(znodes.topic_config_path(name)),
                       znodes.config_payload({}))
-    control_plane.put(zk, znodes.topic_znode(name), znodes.topic_payload(
-        uuid.uuid4(), {str(p): [leader] for p, leader in enumerate(leaders)}))
+    control_plane.put(zk, znodes.topic_znode(name), TopicAssignment(
+        uuid.uuid4(), {p: (leader,) for p, leader in enumerate(leaders)}).encode())
     for bootstrap in bootstraps:
         admin = AdminClient({"bootstrap.servers": bootstrap})
         deadline = time.monotonic() + 20
