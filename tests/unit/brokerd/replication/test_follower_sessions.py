@@ -145,3 +145,31 @@ def test_a_refused_session_is_replaced_by_a_full_fetch(tmp_path: Path) -> None:
         (0, 0), (first, 1), (first, 0), (bodies[3]["session_id"], 1)]
     assert sorted(named(bodies[2])) == [0, 1] and bodies[3]["session_id"] not in (0, first)
     assert log_end == 2
+
+
+def test_a_parked_partition_leaves_the_session_and_rejoins_when_it_may_fetch(
+        tmp_path: Path) -> None:
+    async def scenario() -> list[dict[str, Any]]:
+        broker = _Broker(tmp_path / "leader")
+        broker.lead(2, isr=(1, 2))
+        leader = InProcessLeader(broker)
+        replicas = followers(tmp_path / "follower", 2)
+        fetcher = ReplicaFetcher(1, FetchSettings(2, wait_max_ms=1), lambda _: None,
+                                 ByteRateLimit())
+        for partition in replicas:
+            fetcher.partitions[("t", partition.index)] = _Fetching(partition, 3)
+        await fetcher._truncate(leader)  # type: ignore[arg-type]
+        await fetcher._fetch(leader)  # type: ignore[arg-type]
+        parked = fetcher.partitions[("t", 1)]
+        fetcher._park(("t", 1), parked, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        await fetcher._fetch(leader)  # type: ignore[arg-type]
+        await fetcher._fetch(leader)  # type: ignore[arg-type]
+        parked.parked_until = 0.0  # the back-off is over
+        await fetcher._fetch(leader)  # type: ignore[arg-type]
+        return leader.bodies
+
+    bodies = asyncio.run(scenario())
+    forgotten = [[p for t in b["forgotten_topics_data"] for p in t["partitions"]]
+                 for b in bodies]
+    assert forgotten == [[], [1], [], []]
+    assert [sorted(named(b)) for b in bodies] == [[0, 1], [], [], [1]]
