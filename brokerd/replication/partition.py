@@ -63,7 +63,6 @@ class Partition:
         # (None: not implied now, e.g. the last answer was an error).
         self.session_fetches: dict[int, Callable[[], int | None]] = {}
         self._commit_waits: list[tuple[int, asyncio.Future[bool]]] = []
-        log.high_watermark_follows_log_end = False  # this object owns the high watermark
 
     @property
     def is_leader(self) -> bool:

@@ -1,10 +1,10 @@
 """The partition log storage engine (Kafka's log layer): segments, indexes, recovery.
 
 Layering inside the package, each module one file format or one job: ``index`` →
-``offset_index`` / ``time_index`` → ``segment`` → ``segments`` → ``log`` (with
-``log_loader``, ``validation``, ``producer_state``, ``leader_epoch``,
-``cleaner_records``) → ``manager`` → ``cleaner`` (with ``cleaner_plan``,
-``cleaner_build``).
+``offset_index`` / ``time_index`` → ``segment`` → ``segments`` → ``local_log`` (with
+``log_loader``, ``log_reads``) → ``log`` (with ``validation``, ``producer_state``,
+``leader_epoch``, ``cleaner_records``) → ``manager`` → ``cleaner`` (with
+``cleaner_plan``, ``cleaner_build``).
 Imports only :mod:`brokerd.protocol`; never opens sockets.
 """
 

@@ -1,7 +1,7 @@
 """``LogSegments``: a partition's segments sorted by base offset, and nothing else.
 
-Not thread-safe: the owning :class:`~brokerd.storage.log.Log` mutates it from one thread.
-A flush worker only iterates a snapshot taken with :meth:`snapshot`.
+Not thread-safe: the owning :class:`~brokerd.storage.local_log.LocalLog` mutates it from
+one thread. A flush worker only iterates a snapshot taken with :meth:`snapshot`.
 """
 
 from __future__ import annotations

@@ -53,6 +53,14 @@ def batch(
     )
 
 
+def commit(log: Log) -> Log:
+    """Advance the high watermark to the log end: the log's owner (replication's
+    ``Partition``) does this once the in-sync replicas hold the data; storage tests play
+    that owner for a single replica. Returns ``log``."""
+    log.high_watermark = log.log_end_offset
+    return log
+
+
 @pytest.fixture
 def open_log(tmp_path: Path, clock: FakeClock) -> Callable[..., Log]:
     """Open (or reopen) the log at ``tmp_path/t-0`` with a config built from kwargs."""

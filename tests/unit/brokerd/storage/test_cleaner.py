@@ -24,7 +24,7 @@ from brokerd.storage import (
 from brokerd.storage.cleaner import CLEANER_OFFSET_CHECKPOINT, LogCleaner
 from brokerd.storage.cleaner_plan import dirty_ratio
 
-from .conftest import FakeClock
+from .conftest import FakeClock, commit
 
 RETENTION = 5_000
 CONFIG = LogConfig(
@@ -47,7 +47,8 @@ def write_updates(
     log: Log, rng: random.Random, updates: int, keys: int, now_ms: int, written: Written
 ) -> None:
     """``updates`` records over ``keys`` keys in batches of 100, cycling all five codecs;
-    one in twenty is a tombstone."""
+    one in twenty is a tombstone. All committed (the cleaner stays below the high
+    watermark)."""
     for first in range(0, updates, 100):
         items: list[RecordInput] = []
         for _ in range(min(100, updates - first)):
@@ -56,6 +57,7 @@ def write_updates(
         result = log.append_as_leader(build_batch(items, compression=(first // 100) % 5), 0)
         for offset, (key, value, _, _) in enumerate(items, start=result.base_offset):
             written[offset] = (key, value)
+    commit(log)
 
 
 def latest(written: Written) -> dict[bytes | None, tuple[int, bytes | None]]:
@@ -255,7 +257,7 @@ def test_idempotent_producer_state_survives_cleaning_and_reload(
     last = log.producer_state(9)
     assert last is not None and last.last_offset == 7
     log.append_as_leader(build_batch([(b"shared", b"other", [], clock.now_ms)]), 0)  # supersedes
-    log.roll()
+    commit(log).roll()
     cleaner = LogCleaner(manager)
     assert cleaner.clean_once(clock.now_ms)
     assert [(r.offset, r.value) for r in read_records(log)] == [(8, b"other")]

@@ -21,8 +21,38 @@ def test_offsets_are_assigned_and_only_the_header_is_patched(open_log: OpenLog) 
     assert parse_batch_header(stored, 0).base_offset == 3
     assert parse_batch_header(stored, 0).partition_leader_epoch == 5
     assert stored[8:12] == original[8:12] and stored[16:] == original[16:]
-    assert log.log_end_offset == log.high_watermark == 6
+    assert log.log_end_offset == 6
     assert log.leader_epoch_cache.entries == [(5, 0)]
+
+
+def test_a_writable_record_set_is_patched_in_place_and_stored_from_there(
+    open_log: OpenLog,
+) -> None:
+    log = open_log()
+    log.append_as_leader(batch(2), 0)
+    received = bytearray(batch(3))  # as the connection hands over a small produce frame
+    log.append_as_leader(memoryview(received), leader_epoch=7)
+    header = parse_batch_header(received, 0)
+    assert (header.base_offset, header.partition_leader_epoch) == (2, 7)  # no private copy
+    assert log.read(2, 1 << 20).read() == received
+    read_only = bytes(batch(1))
+    log.append_as_leader(read_only, 7)
+    assert read_only == bytes(batch(1))  # a read-only buffer is copied, never written
+
+
+def test_only_the_owner_moves_the_high_watermark_within_the_offsets(open_log: OpenLog) -> None:
+    log = open_log()
+    for _ in range(4):
+        log.append_as_leader(batch(1), 0)
+    assert log.high_watermark == 0  # appending commits nothing
+    log.high_watermark = 10
+    assert log.high_watermark == 4  # clamped to the log end
+    assert log.read(0, 1 << 20, max_offset=2).size == 2 * len(batch(1))
+    log.truncate_to(3)
+    assert log.high_watermark == 3  # a truncated tail takes the high watermark with it
+    log.delete_records_before(2)
+    log.high_watermark = 0
+    assert log.high_watermark == 2  # never below the log start
 
 
 def test_a_record_set_of_several_batches_gets_consecutive_offsets(open_log: OpenLog) -> None:

@@ -15,9 +15,10 @@ def test_flush_policy_by_messages_and_time(open_log: OpenLog, clock: FakeClock) 
     assert not log.flush_due(clock.now_ms)
     assert log.flush_due(clock.now_ms + 1000)
     log.append_as_leader(batch(1), 0)
-    assert log.maybe_flush(clock.now_ms)
+    assert log.flush_due(clock.now_ms)
+    log.flush()
     assert log.recovery_point == 5
-    assert not log.maybe_flush(clock.now_ms + 10_000)  # nothing new to flush
+    assert not log.flush_due(clock.now_ms + 10_000)  # nothing new to flush
 
 
 def test_rolled_segment_is_due_for_flush_even_without_a_policy(open_log: OpenLog) -> None:

@@ -4,7 +4,7 @@ import pytest
 
 from brokerd.storage import Log, OffsetOutOfRangeError
 
-from .conftest import NOW_MS, FakeClock, batch
+from .conftest import NOW_MS, FakeClock, batch, commit
 from .helpers import offsets, read_all
 
 OpenLog = Callable[..., Log]
@@ -12,12 +12,13 @@ HOUR = 3600 * 1000
 
 
 def segmented(open_log: OpenLog, timestamps: list[int], **config: object) -> Log:
-    """One single-record segment per timestamp (then an empty active segment)."""
+    """One single-record segment per timestamp (then an empty active segment), all
+    committed."""
     log = open_log(**config)
     for timestamp in timestamps:
         log.append_as_leader(batch(1, timestamp=timestamp), 0)
         log.roll()
-    return log
+    return commit(log)
 
 
 def bases(log: Log) -> list[int]:
@@ -65,7 +66,6 @@ def test_compact_only_topics_are_not_deleted_by_time(open_log: OpenLog) -> None:
 
 def test_nothing_above_the_high_watermark_is_deleted(open_log: OpenLog) -> None:
     log = segmented(open_log, [0, 0, 0], retention_ms=1)
-    log.high_watermark_follows_log_end = False
     log.high_watermark = 1
     assert log.enforce_retention(NOW_MS) == 1
     assert bases(log) == [1, 2, 3]
@@ -89,7 +89,7 @@ def test_delete_records_inside_a_segment_hides_but_keeps_it(open_log: OpenLog) -
     log = open_log()
     for _ in range(4):
         log.append_as_leader(batch(2), 0)
-    assert log.delete_records_before(3) == 3
+    assert commit(log).delete_records_before(3) == 3
     assert bases(log) == [0]
     assert offsets(read_all(log)) == [(2, 3), (4, 5), (6, 7)]  # the batch holding 3
 

@@ -3,7 +3,7 @@ from pathlib import Path
 from brokerd.storage import LogConfig, LogManager
 from brokerd.storage.checkpoint import read_offset_checkpoint
 
-from .conftest import FakeClock, batch
+from .conftest import FakeClock, batch, commit
 from .helpers import offsets, read_all
 
 
@@ -20,6 +20,8 @@ def test_create_append_close_and_reload(tmp_path: Path, clock: FakeClock) -> Non
     assert logs.get("orders", 1) is None
     log.append_as_leader(batch(2), 0)
     logs.get_or_create("orders", 1).append_as_leader(batch(1), 0)
+    for each in logs.all_logs().values():
+        commit(each)
     logs.close()
     assert (tmp_path / ".kafka_cleanshutdown").exists()
     assert read_offset_checkpoint(tmp_path / "recovery-point-offset-checkpoint") == {
@@ -56,7 +58,7 @@ def test_log_start_offsets_survive_restart(tmp_path: Path, clock: FakeClock) -> 
     log = logs.get_or_create("t", 0)
     for _ in range(3):
         log.append_as_leader(batch(1), 0)
-    log.delete_records_before(2)
+    commit(log).delete_records_before(2)
     logs.close()
     reloaded = manager([tmp_path], clock).get("t", 0)
     assert reloaded is not None and reloaded.log_start_offset == 2
@@ -103,6 +105,7 @@ def test_periodic_hooks(tmp_path: Path, clock: FakeClock) -> None:
     log.roll()
     log.append_as_leader(batch(1), 0)
     clock.advance(5000)
+    commit(log)
     assert logs.enforce_retention(clock.now_ms) == 1
     logs.delete_expired_files(clock.now_ms)
     segment_files = sorted(p.name for p in log.directory.iterdir() if p.name.startswith("0"))
