@@ -116,6 +116,29 @@ def test_large_frame_gets_its_own_buffer_filled_in_place() -> None:
     assert asyncio.run(scenario()).seen == [b"y" * 100_000]
 
 
+def test_every_frame_is_a_private_writable_buffer() -> None:
+    """The log patches batch headers into the frame in place (its one copy of a small
+    produce request), so small frames must be writable copies that the shared receive
+    buffer's next read cannot change, and large ones writable too."""
+    frames: list[memoryview] = []
+
+    async def keep(connection: Connection, data: memoryview) -> None:
+        frames.append(data)
+
+    async def scenario() -> None:
+        harness = Harness(receive_buffer=connection_module.new_receive_buffer())
+        harness.connection._processor = keep
+        harness.feed(frame(b"small-1") + frame(b"small-2"), 1 << 20)
+        harness.feed(frame(b"other bytes") + frame(b"z" * 100_000), 1 << 20)
+        await harness.settle()
+
+    asyncio.run(scenario())
+    assert [bytes(f[:7]) for f in frames] == [b"small-1", b"small-2", b"other b", b"zzzzzzz"]
+    assert not any(f.readonly for f in frames)
+    frames[0][0:1] = b"S"  # what the log does to a batch header
+    assert bytes(frames[0]) == b"Small-1" and bytes(frames[1]) == b"small-2"
+
+
 @pytest.mark.parametrize("chunk", [1, 5, 999, 1 << 20])
 def test_connections_sharing_one_receive_buffer_keep_their_partial_frames(chunk: int) -> None:
     """Listeners give all their connections one receive buffer: a connection's unfinished
