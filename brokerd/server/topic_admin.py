@@ -21,7 +21,7 @@ from brokerd.coordination.zk import CoordinationUnavailableError
 from brokerd.protocol import ErrorCode
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
 
 # Kafka's rule: 1-249 characters from [a-zA-Z0-9._-], and not "." or "..".
 _LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
@@ -86,7 +86,7 @@ def plan_new_topic(
         return AdminResult(ErrorCode.INVALID_REPLICATION_FACTOR, str(exc)), {}
 
 
-def broker_racks(broker: Broker) -> dict[int, str | None]:
+def broker_racks(broker: HandlerContext) -> dict[int, str | None]:
     """Each live broker's rack for placement (this broker's from its own config, in case
     its registration has not come back from ZooKeeper yet)."""
     racks = {b: registration.rack for b, registration in broker.cache.brokers.items()}
@@ -94,13 +94,13 @@ def broker_racks(broker: Broker) -> dict[int, str | None]:
     return racks
 
 
-def known_topic_configs(broker: Broker) -> set[str]:
+def known_topic_configs(broker: HandlerContext) -> set[str]:
     """Topic config names a client may set: the log's own plus Kafka's others, which are
     stored and described but not (yet) acted on."""
     return set(broker.default_log_config.to_props()) | OTHER_TOPIC_CONFIGS
 
 
-def validate_configs(broker: Broker, configs: dict[str, str]) -> AdminResult:
+def validate_configs(broker: HandlerContext, configs: dict[str, str]) -> AdminResult:
     unknown = sorted(set(configs) - known_topic_configs(broker))
     if unknown:
         return AdminResult(ErrorCode.INVALID_CONFIG, f"unknown topic configs {unknown}")
@@ -112,7 +112,7 @@ def validate_configs(broker: Broker, configs: dict[str, str]) -> AdminResult:
 
 
 async def create_topic(
-    broker: Broker,
+    broker: HandlerContext,
     name: str,
     num_partitions: int,
     replication_factor: int,
@@ -152,7 +152,7 @@ async def create_topic(
 
 
 async def add_partitions(
-    broker: Broker, name: str, count: int, assignments: list[list[int]] | None,
+    broker: HandlerContext, name: str, count: int, assignments: list[list[int]] | None,
     validate_only: bool, timeout_s: float,
 ) -> AdminResult:
     """Grow ``name`` to ``count`` partitions (CreatePartitions)."""

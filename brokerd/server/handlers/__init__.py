@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 from brokerd.protocol import ApiKey
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
     from brokerd.server.tenancy import ApiNames
 
-Handler = Callable[["Broker", "Request"], Awaitable[dict[str, Any] | None]]
+Handler = Callable[["HandlerContext", "Request"], Awaitable[dict[str, Any] | None]]
 
 
 @dataclass(frozen=True)

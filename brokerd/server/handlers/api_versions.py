@@ -12,7 +12,7 @@ from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.server.tenancy import ApiNames
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.API_VERSIONS
@@ -35,5 +35,5 @@ def response_body(error_code: int = ErrorCode.NONE) -> dict[str, Any]:
     }
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     return response_body()

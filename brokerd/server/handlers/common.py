@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from brokerd.coordination.znodes import BrokerRegistration
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
 
 #: "No topic id" on the wire (Kafka's Uuid.ZERO_UUID).
 ZERO_UUID = uuid.UUID(int=0)
@@ -30,7 +30,7 @@ def endpoint_for(registration: BrokerRegistration, listener: str) -> tuple[str, 
     return None
 
 
-def broker_entries(broker: Broker, listener: str) -> list[dict[str, Any]]:
+def broker_entries(broker: HandlerContext, listener: str) -> list[dict[str, Any]]:
     entries = []
     for broker_id, registration in sorted(broker.cache.brokers.items()):
         endpoint = endpoint_for(registration, listener)

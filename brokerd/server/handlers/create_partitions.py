@@ -13,7 +13,7 @@ from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import TOPIC_DENIED, create_partitions_policy
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.CREATE_PARTITIONS
@@ -25,7 +25,7 @@ TENANCY = ApiNames(
     policy=create_partitions_policy)
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     body = request.body
     results = []
     for topic in body["topics"]:

@@ -17,7 +17,7 @@ from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import RESPONSE_TOPICS, TOPIC_DENIED, create_topics_policy
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.CREATE_TOPICS
@@ -29,7 +29,7 @@ TENANCY = ApiNames(
     policy=create_topics_policy)
 
 
-async def _create(broker: Broker, request: Request, topic: dict[str, Any]) -> dict[str, Any]:
+async def _create(broker: HandlerContext, request: Request, topic: dict[str, Any]) -> dict[str, Any]:
     name = topic["name"]
     configs = {c["name"]: c["value"] for c in topic["configs"] if c["value"] is not None}
     assignments = {a["partition_index"]: a["broker_ids"] for a in topic["assignments"]}
@@ -54,6 +54,6 @@ async def _create(broker: Broker, request: Request, topic: dict[str, Any]) -> di
     return entry
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     return {"throttle_time_ms": 0,
             "topics": [await _create(broker, request, topic) for topic in request.body["topics"]]}

@@ -17,7 +17,7 @@ from brokerd.server.tenancy_rules import RESPONSE_TOPICS, TOPIC_DENIED
 from brokerd.storage import StorageError
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.DELETE_RECORDS
@@ -29,7 +29,7 @@ TENANCY = ApiNames(
 HIGH_WATERMARK = -1
 
 
-def _partition(broker: Broker, topic: str, wanted: dict[str, Any]) -> dict[str, Any]:
+def _partition(broker: HandlerContext, topic: str, wanted: dict[str, Any]) -> dict[str, Any]:
     index = wanted["partition_index"]
     hosted, error = broker.leader_partition(topic, index)
     if hosted is None:
@@ -45,7 +45,7 @@ def _partition(broker: Broker, topic: str, wanted: dict[str, Any]) -> dict[str, 
     return {"partition_index": index, "low_watermark": low_watermark, "error_code": 0}
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     topics = [{"name": topic["name"],
                "partitions": [_partition(broker, topic["name"], p) for p in topic["partitions"]]}
               for topic in request.body["topics"]]

@@ -18,7 +18,7 @@ from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import TOPIC_DENIED
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.DELETE_TOPICS
@@ -37,7 +37,7 @@ def _wanted(request: Request) -> list[tuple[str | None, uuid.UUID]]:
     return [(name, ZERO_UUID) for name in request.body["topic_names"]]
 
 
-async def _delete(broker: Broker, name: str | None, topic_id: uuid.UUID, timeout_s: float
+async def _delete(broker: HandlerContext, name: str | None, topic_id: uuid.UUID, timeout_s: float
                   ) -> dict[str, Any]:
     metadata = broker.cache.topic(name) if name is not None else broker.cache.topic_by_id(
         topic_id)
@@ -59,7 +59,7 @@ async def _delete(broker: Broker, name: str | None, topic_id: uuid.UUID, timeout
     return {**entry, "error_code": int(error)}
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     timeout_s = request.body["timeout_ms"] / 1000
     return {"throttle_time_ms": 0,
             "responses": [await _delete(broker, name, topic_id, timeout_s)

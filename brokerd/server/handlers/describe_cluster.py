@@ -10,7 +10,7 @@ from brokerd.server.handlers.common import broker_entries
 from brokerd.server.tenancy import ApiNames
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
@@ -20,7 +20,7 @@ TENANCY = ApiNames()
 BROKER_ENDPOINTS = 1
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     endpoint_type = request.body.get("endpoint_type", BROKER_ENDPOINTS)
     if endpoint_type != BROKER_ENDPOINTS:
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.UNSUPPORTED_ENDPOINT_TYPE),

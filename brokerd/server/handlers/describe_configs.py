@@ -18,7 +18,7 @@ from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import CLUSTER_DENIED, TOPIC_DENIED, broker_config, topic_config
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
@@ -33,7 +33,7 @@ TENANCY = ApiNames(
 DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
 
 
-def topic_config_entries(broker: Broker, topic_config: dict[str, str]
+def topic_config_entries(broker: HandlerContext, topic_config: dict[str, str]
                          ) -> list[tuple[str, str, int]]:
     """(name, value, source) of every config of a topic, sorted by name."""
     effective = broker.log_config_for(topic_config).to_props()
@@ -50,7 +50,7 @@ def topic_config_entries(broker: Broker, topic_config: dict[str, str]
     return entries
 
 
-def broker_config_entries(broker: Broker) -> list[tuple[str, str, int]]:
+def broker_config_entries(broker: HandlerContext) -> list[tuple[str, str, int]]:
     config = broker.config
     static = {
         "broker.id": str(config.broker_id),
@@ -66,7 +66,7 @@ def broker_config_entries(broker: Broker) -> list[tuple[str, str, int]]:
     return [(name, value, STATIC_BROKER_CONFIG) for name, value in sorted(static.items())]
 
 
-def _result(broker: Broker, request: Request, resource: dict[str, Any]) -> dict[str, Any]:
+def _result(broker: HandlerContext, request: Request, resource: dict[str, Any]) -> dict[str, Any]:
     kind, name = resource["resource_type"], resource["resource_name"]
     result: dict[str, Any] = {"error_code": 0, "error_message": None, "resource_type": kind,
                               "resource_name": name, "configs": []}
@@ -93,6 +93,6 @@ def _result(broker: Broker, request: Request, resource: dict[str, Any]) -> dict[
     return result
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     return {"throttle_time_ms": 0,
             "results": [_result(broker, request, r) for r in request.body["resources"]]}

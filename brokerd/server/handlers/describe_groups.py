@@ -15,7 +15,7 @@ from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import GROUP_DENIED
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.DESCRIBE_GROUPS
@@ -26,5 +26,5 @@ TENANCY = ApiNames(
     response=(Names(("groups", "group_id"), Rt.GROUP),))
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     return await broker.groups.describe_groups(request.body, request.version)

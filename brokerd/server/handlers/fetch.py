@@ -61,7 +61,7 @@ from brokerd.storage import StorageError
 if TYPE_CHECKING:
     from brokerd.replication.listeners import Listeners
     from brokerd.replication.partition import Partition
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.FETCH
@@ -115,7 +115,7 @@ class _Read:
 class _FetchRound:
     """One pass over a request's partitions, applying the size limits."""
 
-    broker: Broker
+    broker: HandlerContext
     body: dict[str, Any]
     total_bytes: int = 0
     has_error: bool = False
@@ -203,7 +203,7 @@ class _Binding:
             del fetches[self.replica_id]
 
 
-def _bind(broker: Broker, session: FetchSession, cached: CachedPartition,
+def _bind(broker: HandlerContext, session: FetchSession, cached: CachedPartition,
           replica_id: int) -> _Binding | None:
     """(Re)bind ``cached`` to the partition hosted now (replaced after a stop, or hosted
     only now).  Unhosted partitions stay unbound and pending: they answer an error."""
@@ -218,7 +218,7 @@ def _bind(broker: Broker, session: FetchSession, cached: CachedPartition,
     return binding
 
 
-def _settle(broker: Broker, session: FetchSession, cached: CachedPartition, read: _Read,
+def _settle(broker: HandlerContext, session: FetchSession, cached: CachedPartition, read: _Read,
             replica_id: int) -> None:
     """After an answered read: keep the partition pending or let it rest, and note
     whether the follower's fetch of it was refused."""
@@ -238,7 +238,7 @@ class _Context:
         self.named = named or []
 
     @classmethod
-    def open(cls, broker: Broker, body: dict[str, Any]) -> _Context:
+    def open(cls, broker: HandlerContext, body: dict[str, Any]) -> _Context:
         kind, error = classify(body["session_id"], body["session_epoch"])
         if error or kind is not RequestKind.INCREMENTAL:
             if not error and body["session_id"] != INVALID_SESSION_ID:
@@ -277,7 +277,7 @@ class _Context:
         return [_Wanted(cached.key[0], cached.wanted, cached)
                 for cached in self.session.to_fetch(self.named)]
 
-    async def wait(self, broker: Broker, body: dict[str, Any], timeout: float) -> None:
+    async def wait(self, broker: HandlerContext, body: dict[str, Any], timeout: float) -> None:
         """Park until something may have changed: one session-wide wake-up for an
         incremental fetch, else listeners on each of the request's partitions."""
         loop = asyncio.get_running_loop()
@@ -304,7 +304,7 @@ class _Context:
             for partition in hosted:
                 partition.remove_listener(for_replica, wake)
 
-    def answer(self, broker: Broker, body: dict[str, Any], reads: list[_Read]
+    def answer(self, broker: HandlerContext, body: dict[str, Any], reads: list[_Read]
                ) -> tuple[list[_Read], int]:
         """The partitions to answer and the session id to answer with; session state
         (what the fetcher was told, what stays pending) changes only here."""
@@ -326,7 +326,7 @@ class _Context:
         return answered, self.session.id
 
 
-def _create_session(broker: Broker, replica_id: int, reads: list[_Read]) -> int:
+def _create_session(broker: HandlerContext, replica_id: int, reads: list[_Read]) -> int:
     """A full fetch with epoch 0: a session over its partitions if the cache has room."""
     partitions: dict[tuple[str, int], CachedPartition] = {}
     for read in reads:
@@ -343,12 +343,12 @@ def _create_session(broker: Broker, replica_id: int, reads: list[_Read]) -> int:
     return session.id
 
 
-def _hosted_leaders(broker: Broker, body: dict[str, Any]) -> list[Partition]:
+def _hosted_leaders(broker: HandlerContext, body: dict[str, Any]) -> list[Partition]:
     return [p for topic in body["topics"] for wanted in topic["partitions"]
             if (p := broker.replicas.leader(topic["topic"], wanted["partition"])) is not None]
 
 
-def _record_follower_fetch(broker: Broker, replica_id: int, items: list[_Wanted]) -> None:
+def _record_follower_fetch(broker: HandlerContext, replica_id: int, items: list[_Wanted]) -> None:
     """The follower's fetch offsets are its log end offsets: record them before reading
     (a fetch the read refuses is not recorded).  Under a session, the partitions not
     among ``items`` count through :attr:`Partition.session_fetches`."""
@@ -373,7 +373,7 @@ def _response(responses: list[dict[str, Any]], throttle_ms: int = 0,
             "session_id": session_id, "responses": responses}
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     body = request.body
     connection, client_id = request.connection, request.header.client_id
     context = _Context.open(broker, body)

@@ -25,7 +25,7 @@ from brokerd.server.tenancy import ApiNames, Gate, Names
 from brokerd.server.tenancy_rules import GROUP_DENIED, GROUP_KEY, TRANSACTION_KEY, TXN_DENIED, no_coordinator
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.FIND_COORDINATOR
@@ -55,7 +55,7 @@ def _answer(key: str, error: ErrorCode, message: str | None = None,
             "error_code": int(error), "error_message": message}
 
 
-async def _ensure_offsets_topic(broker: Broker) -> str | None:
+async def _ensure_offsets_topic(broker: HandlerContext) -> str | None:
     """Create ``__consumer_offsets`` if missing; None once it exists, else why not."""
     if broker.cache.topic(OFFSETS_TOPIC) is not None:
         return None
@@ -70,7 +70,7 @@ async def _ensure_offsets_topic(broker: Broker) -> str | None:
     return None if result.ok else f"cannot create {OFFSETS_TOPIC}: {result.error_message}"
 
 
-async def _find(broker: Broker, request: Request, key: str, key_type: int) -> dict[str, Any]:
+async def _find(broker: HandlerContext, request: Request, key: str, key_type: int) -> dict[str, Any]:
     if key_type == TRANSACTION_KEY_TYPE:
         return _answer(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactions are not served")
     if key_type != GROUP_KEY_TYPE:
@@ -90,7 +90,7 @@ async def _find(broker: Broker, request: Request, key: str, key_type: int) -> di
     return _answer(key, ErrorCode.NONE, None, (state.leader, *endpoint))
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     body = request.body
     key_type = body.get("key_type", GROUP_KEY_TYPE)
     if request.version >= 4:

@@ -14,7 +14,7 @@ from brokerd.server.tenancy import ApiNames
 from brokerd.server.tenancy_rules import GROUP_ID, group_gate
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.HEARTBEAT
@@ -23,5 +23,5 @@ MIN_VERSION, MAX_VERSION = 0, 4
 TENANCY = ApiNames(request=(GROUP_ID,), gates=(group_gate(Op.READ),))
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     return await broker.groups.heartbeat(request.body, request.version)

@@ -19,7 +19,7 @@ from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import CLUSTER_DENIED, TOPIC_DENIED, broker_config, topic_config
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
@@ -59,7 +59,7 @@ def apply_operations(current: dict[str, str], operations: list[dict[str, Any]],
     return updated
 
 
-async def _alter(broker: Broker, resource: dict[str, Any], validate_only: bool
+async def _alter(broker: HandlerContext, resource: dict[str, Any], validate_only: bool
                  ) -> dict[str, Any]:
     kind, name = resource["resource_type"], resource["resource_name"]
     result = {"error_code": 0, "error_message": None, "resource_type": kind,
@@ -88,7 +88,7 @@ async def _alter(broker: Broker, resource: dict[str, Any], validate_only: bool
     return result
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     validate_only = request.body["validate_only"]
     return {"throttle_time_ms": 0,
             "responses": [await _alter(broker, r, validate_only)

@@ -19,7 +19,7 @@ from brokerd.server.tenancy import ApiNames, Gate, Names
 from brokerd.server.tenancy_rules import CLUSTER_DENIED, TXN_DENIED, no_producer_id
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
@@ -33,7 +33,7 @@ TENANCY = ApiNames(
                 only_if=lambda body, version: body["transactional_id"] is None)))
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     unavailable = {"throttle_time_ms": 0, "error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE),
                    "producer_id": -1, "producer_epoch": -1}
     if request.body["transactional_id"] is not None:

@@ -16,7 +16,7 @@ from brokerd.server.tenancy import ApiNames
 from brokerd.server.tenancy_rules import GROUP_ID, group_gate
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.JOIN_GROUP
@@ -31,7 +31,7 @@ def client_host(peer: str) -> str:
     return "/" + (host or peer)
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     return await broker.groups.join_group(request.body, request.version,
                                           request.header.client_id or "",
                                           client_host(request.connection.peer))

@@ -13,7 +13,7 @@ from brokerd.security import ResourceType as Rt
 from brokerd.server.tenancy import ApiNames, Names
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.LIST_GROUPS
@@ -23,5 +23,5 @@ TENANCY = ApiNames(
     response=(Names(("groups", "group_id"), Rt.GROUP, Op.DESCRIBE),))
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     return await broker.groups.list_groups(request.body, request.version)

@@ -23,7 +23,7 @@ from brokerd.storage import Log, StorageError
 
 if TYPE_CHECKING:
     from brokerd.replication.partition import Partition
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.LIST_OFFSETS
@@ -80,7 +80,7 @@ def lookup(hosted: Partition, timestamp: int) -> tuple[int, int]:
     return batch_timestamp, offset
 
 
-def _partition(broker: Broker, topic: str, wanted: dict[str, Any]) -> dict[str, Any]:
+def _partition(broker: HandlerContext, topic: str, wanted: dict[str, Any]) -> dict[str, Any]:
     index = wanted["partition_index"]
     hosted, error = broker.leader_partition(topic, index)
     if hosted is not None:
@@ -95,7 +95,7 @@ def _partition(broker: Broker, topic: str, wanted: dict[str, Any]) -> dict[str, 
             "offset": offset, "leader_epoch": hosted.leader_epoch}
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     topics = [{"name": topic["name"],
                "partitions": [_partition(broker, topic["name"], p) for p in topic["partitions"]]}
               for topic in request.body["topics"]]

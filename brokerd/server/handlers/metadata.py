@@ -22,7 +22,7 @@ from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import TOPIC_DENIED, metadata_policy
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.METADATA
@@ -34,7 +34,7 @@ TENANCY = ApiNames(
     topic_ids=((("topics", "topic_id"), Op.DESCRIBE),),
     policy=metadata_policy)
 AUTO_CREATE_WAIT_S = 5.0
-def topic_entry(broker: Broker, metadata: TopicMetadata) -> dict[str, Any]:
+def topic_entry(broker: HandlerContext, metadata: TopicMetadata) -> dict[str, Any]:
     live = broker.cache.live_broker_ids()
     partitions = []
     for index, replicas in sorted(metadata.replicas.items()):
@@ -60,7 +60,7 @@ def error_entry(name: str | None, error: ErrorCode, topic_id: uuid.UUID = ZERO_U
             "partitions": []}
 
 
-async def _resolve(broker: Broker, request: Request, wanted: dict[str, Any]
+async def _resolve(broker: HandlerContext, request: Request, wanted: dict[str, Any]
                    ) -> dict[str, Any]:
     name: str | None = wanted.get("name")
     topic_id: uuid.UUID = wanted.get("topic_id") or ZERO_UUID
@@ -88,7 +88,7 @@ async def _resolve(broker: Broker, request: Request, wanted: dict[str, Any]
     return topic_entry(broker, metadata)
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     requested = request.body.get("topics")
     if requested is None:
         topics = [topic_entry(broker, m) for _, m in sorted(broker.cache.topics.items())]

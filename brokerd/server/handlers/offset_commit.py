@@ -27,7 +27,7 @@ from brokerd.server.tenancy_rules import (
 )
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.OFFSET_COMMIT
@@ -40,7 +40,7 @@ TENANCY = ApiNames(
     withheld=(("topics",), commit_answer))
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     body = request.body
     known, unknown = _split_known(broker, body["topics"])
     if unknown and not known:
@@ -55,7 +55,7 @@ async def handle(broker: Broker, request: Request) -> dict[str, Any]:
     return response
 
 
-def _split_known(broker: Broker, topics: list[dict[str, Any]]
+def _split_known(broker: HandlerContext, topics: list[dict[str, Any]]
                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(the request's topics reduced to existing partitions, the answers for the rest)."""
     known, unknown = [], []

@@ -15,7 +15,7 @@ from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import GROUP_ID, RESPONSE_TOPICS, TOPIC_DENIED, group_gate
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.OFFSET_DELETE
@@ -27,5 +27,5 @@ TENANCY = ApiNames(
     gates=(group_gate(Op.DELETE),))
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     return await broker.groups.offset_delete(request.body, request.version)

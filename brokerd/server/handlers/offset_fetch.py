@@ -15,7 +15,7 @@ from brokerd.server.tenancy import ApiNames, Gate, Names
 from brokerd.server.tenancy_rules import GROUP_DENIED, GROUP_ID, TOPIC_DENIED, error_only
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.OFFSET_FETCH
@@ -33,5 +33,5 @@ TENANCY = ApiNames(
                 lambda body, version: version < 8),))
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     return await broker.groups.offset_fetch(request.body, request.version)

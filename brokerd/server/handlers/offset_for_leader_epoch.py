@@ -20,7 +20,7 @@ from brokerd.server.tenancy import ApiNames, Gate, Names
 from brokerd.server.tenancy_rules import CLUSTER_DENIED, TOPIC_DENIED, every_epoch_partition
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
@@ -34,7 +34,7 @@ TENANCY = ApiNames(
                 only_if=lambda body, version: body.get("replica_id", -2) >= 0),))
 
 
-def _partition(broker: Broker, topic: str, wanted: dict[str, Any]) -> dict[str, Any]:
+def _partition(broker: HandlerContext, topic: str, wanted: dict[str, Any]) -> dict[str, Any]:
     index = wanted["partition"]
     hosted, error = broker.leader_partition(topic, index)
     if hosted is not None:
@@ -48,7 +48,7 @@ def _partition(broker: Broker, topic: str, wanted: dict[str, Any]) -> dict[str, 
             "end_offset": end_offset}
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     topics = [{"topic": topic["topic"],
                "partitions": [_partition(broker, topic["topic"], p)
                               for p in topic["partitions"]]}

@@ -33,7 +33,7 @@ from brokerd.storage import StorageError
 
 if TYPE_CHECKING:
     from brokerd.replication.partition import Partition
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.PRODUCE
@@ -56,7 +56,7 @@ def partition_error(index: int, error: int, message: str | None = None,
             "current_leader": {"leader_id": leader[0], "leader_epoch": leader[1]}}
 
 
-def _append(broker: Broker, topic: str, data: dict[str, Any], acks: int
+def _append(broker: HandlerContext, topic: str, data: dict[str, Any], acks: int
             ) -> tuple[dict[str, Any], tuple[Partition, int] | None]:
     """Append one partition's data: its response, and for acks=all what to await (the
     partition and the last offset the high watermark must pass)."""
@@ -108,7 +108,7 @@ async def _await_commit(answer: dict[str, Any], hosted: Partition, last_offset: 
                                       f"ISR shrank to {len(hosted.isr)} < min.insync.replicas"))
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any] | None:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any] | None:
     started = time.perf_counter()
     body = request.body
     acks = body["acks"]

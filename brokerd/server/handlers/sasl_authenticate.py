@@ -26,8 +26,8 @@ from brokerd.security import SaslAuthenticator, SaslStep
 from brokerd.server.tenancy import ApiNames
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
     from brokerd.server.connection import Connection
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.SASL_AUTHENTICATE
@@ -44,7 +44,7 @@ async def _step(authenticator: SaslAuthenticator, token: bytes) -> SaslStep:
     return authenticator.step(token)
 
 
-async def _advance(broker: Broker, connection: Connection, token: bytes) -> SaslStep:
+async def _advance(broker: HandlerContext, connection: Connection, token: bytes) -> SaslStep:
     """Run one step and apply its outcome to the connection."""
     assert connection.sasl is not None
     step = await _step(connection.sasl, token)
@@ -55,7 +55,7 @@ async def _advance(broker: Broker, connection: Connection, token: bytes) -> Sasl
     return step
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     connection = request.connection
     if connection.sasl is None or connection.sasl_raw_tokens:
         connection.close_after_response("SaslAuthenticate without a SaslHandshake")
@@ -72,7 +72,7 @@ async def handle(broker: Broker, request: Request) -> dict[str, Any]:
             "session_lifetime_ms": 0}
 
 
-async def raw_token(broker: Broker, connection: Connection, frame: memoryview) -> list[Any]:
+async def raw_token(broker: HandlerContext, connection: Connection, frame: memoryview) -> list[Any]:
     """The answer to a bare v0 token frame (the frame size is already stripped)."""
     step = await _advance(broker, connection, bytes(frame))
     if step.failure is not None:

@@ -16,7 +16,7 @@ from brokerd.security import SUPPORTED_MECHANISMS, UnsupportedMechanism, create_
 from brokerd.server.tenancy import ApiNames
 
 if TYPE_CHECKING:
-    from brokerd.server.broker import Broker
+    from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.SASL_HANDSHAKE
@@ -25,7 +25,7 @@ MIN_VERSION, MAX_VERSION = 0, 1
 TENANCY = ApiNames()
 
 
-async def handle(broker: Broker, request: Request) -> dict[str, Any]:
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     connection = request.connection
     mechanisms = list(SUPPORTED_MECHANISMS)
     if connection.principal is not None or connection.sasl is not None:
