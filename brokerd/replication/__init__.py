@@ -1,6 +1,7 @@
 """Partition replicas hosted by this broker, leading or following: leader epochs, the ISR,
-the high watermark and acks=all waits on top of the log, and the fetchers that copy
-leaders' logs.  Imports storage (and protocol) only, never ZooKeeper: ISR changes go
+the high watermark and acks=all waits on top of the log, the fetchers that copy
+leaders' logs, and the fetch-session rules (KIP-227) both followers and the Fetch handler
+use.  Imports storage (and protocol) only, never ZooKeeper: ISR changes go
 through the :class:`~brokerd.replication.isr_store.IsrStore` interface."""
 
 from brokerd.replication.manager import ReplicaManager

@@ -34,9 +34,9 @@ from typing import Any
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.replication import rules
 from brokerd.replication.client import InterBrokerConnection
+from brokerd.replication.fetch_sessions import INITIAL_EPOCH, INVALID_SESSION_ID, next_epoch
 from brokerd.replication.partition import NO_LEADER, Partition
 from brokerd.replication.throttle import ByteRateLimit
-from brokerd.server.fetch_sessions import INITIAL_EPOCH, INVALID_SESSION_ID, next_epoch
 from brokerd.storage import StorageError
 
 log = logging.getLogger(__name__)

@@ -36,11 +36,11 @@ from brokerd.coordination.znodes import (
 from brokerd.groups import GroupConfig, GroupCoordinator
 from brokerd.groups.partition_log import OFFSETS_TOPIC, ReplicaOffsetsLog
 from brokerd.protocol import ErrorCode
+from brokerd.replication.fetch_sessions import FetchSessionCache
 from brokerd.replication.fetcher import Endpoint, FetcherManager, FetchSettings
 from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import NO_LEADER, Partition
 from brokerd.server.auth import SecurityState
-from brokerd.server.fetch_sessions import FetchSessionCache
 from brokerd.server.handlers.common import endpoint_for
 from brokerd.server.listener import Listener
 from brokerd.server.log_cleaning import CleanerLoop

@@ -17,10 +17,10 @@ if TYPE_CHECKING:
     from brokerd.coordination.zk import ZkCoordinator
     from brokerd.groups import GroupCoordinator
     from brokerd.protocol import ErrorCode
+    from brokerd.replication.fetch_sessions import FetchSessionCache
     from brokerd.replication.manager import ReplicaManager
     from brokerd.replication.partition import Partition
     from brokerd.server.auth import SecurityState
-    from brokerd.server.fetch_sessions import FetchSessionCache
     from brokerd.server.metadata_cache import MetadataCache
     from brokerd.server.metering import BrokerMetering
     from brokerd.server.metrics import BrokerProbe

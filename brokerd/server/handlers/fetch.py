@@ -15,7 +15,7 @@ the request parks until one of its partitions has more for it (an append for a f
 a high watermark advance for a consumer), ``max_wait_ms`` elapses, or the broker shuts
 down; then it reads again.
 
-Fetch sessions (KIP-227, v7+; rules in :mod:`brokerd.server.fetch_sessions`): a full
+Fetch sessions (KIP-227, v7+; rules in :mod:`brokerd.replication.fetch_sessions`): a full
 fetch with epoch 0 creates a session over its partitions when the cache has room.  Each
 session partition is bound once to its :class:`Partition`'s notifications (high
 watermark advances and role changes; appends too for followers), which mark it pending
@@ -43,9 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
-from brokerd.security import AclOperation as Op
-from brokerd.security import ResourceType as Rt
-from brokerd.server.fetch_sessions import (
+from brokerd.replication.fetch_sessions import (
     INVALID_SESSION_ID,
     CachedPartition,
     FetchSession,
@@ -53,6 +51,8 @@ from brokerd.server.fetch_sessions import (
     classify,
     next_epoch,
 )
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
 from brokerd.server.tenancy import ApiNames, Gate, Names
 from brokerd.server.tenancy_rules import CLUSTER_DENIED, TOPIC_DENIED, error_only
 from brokerd.server.transfer import RegionList

@@ -15,9 +15,9 @@ import pytest
 
 from brokerd.protocol import ErrorCode, RequestHeader
 from brokerd.protocol.records import build_batch
+from brokerd.replication.fetch_sessions import FetchSessionCache
 from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import Partition
-from brokerd.server.fetch_sessions import FetchSessionCache
 from brokerd.server.handlers import fetch
 from brokerd.server.quotas import BrokerQuotaGlue
 from brokerd.server.request import Request

@@ -1,4 +1,4 @@
-"""brokerd.server.fetch_sessions: KIP-227 request kinds, the per-session partition table,
+"""brokerd.replication.fetch_sessions: KIP-227 request kinds, the per-session partition table,
 what an incremental response must include, and the bounded cache's eviction rules."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from brokerd.protocol import ErrorCode
-from brokerd.server.fetch_sessions import (
+from brokerd.replication.fetch_sessions import (
     MAX_EPOCH,
     CachedPartition,
     FetchSessionCache,
