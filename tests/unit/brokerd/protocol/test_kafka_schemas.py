@@ -137,25 +137,23 @@ def _field_differences(field: Field, kio_field: dataclasses.Field[Any], version:
 
 
 def cases() -> Iterator[Any]:
+    """Every (API, version) kio describes: it starts at Kafka 4.0's floor, so older versions
+    we still decode have no reference (the newest of each is always checked, below)."""
     for message in ALL_MESSAGES:
         for version in range(message.min_version, message.max_version + 1):
-            yield pytest.param(message, version, id=f"{message.api_key.name}-v{version}")
+            if kio_class(message, version, "request") is not None:
+                yield pytest.param(message, version, id=f"{message.api_key.name}-v{version}")
 
 
 @pytest.mark.parametrize(("message", "version"), list(cases()))
 def test_schema_matches_kafkas(message: ApiMessage, version: int) -> None:
     flexible = message.is_flexible(version)
-    compared = 0
     problems: list[str] = []
     for side, struct_ in (("request", message.request), ("response", message.response)):
         theirs = kio_class(message, version, side)
-        if theirs is None:
-            continue  # kio starts at Kafka 4.0's floor: older versions have no module
-        compared += 1
+        assert theirs is not None, f"kio has a v{version} request but no {side}"
         problems.extend(differences(struct_, theirs, version, flexible, side))
     assert not problems, "\n".join(problems)
-    if compared == 0:
-        pytest.skip(f"kio describes no v{version} (below Kafka 4.0's minimum version)")
 
 
 def test_every_served_api_is_checked_at_its_newest_version() -> None:
