@@ -84,6 +84,20 @@ def followers(tmp_path: Path, count: int) -> list[Partition]:
     return partitions
 
 
+async def session_started(broker: _Broker, leader: InProcessLeader, tmp_path: Path,
+                          count: int) -> tuple[ReplicaFetcher, list[Partition]]:
+    """A follower fetcher of ``count`` partitions after its truncation and its first
+    (full, session-creating) fetch from ``leader``."""
+    replicas = followers(tmp_path / "follower", count)
+    fetcher = ReplicaFetcher(1, FetchSettings(2, wait_max_ms=1), lambda _: None,
+                             ByteRateLimit())
+    for partition in replicas:
+        fetcher.partitions[("t", partition.index)] = _Fetching(partition, 3)
+    await fetcher._truncate(leader)  # type: ignore[arg-type]
+    await fetcher._fetch(leader)  # type: ignore[arg-type]
+    return fetcher, replicas
+
+
 def named(body: dict[str, Any]) -> list[int]:
     return [p["partition"] for t in body["topics"] for p in t["partitions"]]
 
@@ -95,13 +109,7 @@ def test_a_follower_replicates_through_incremental_fetches_and_stays_in_sync(
         broker = _Broker(tmp_path / "leader")
         led = broker.lead(4, isr=(1, 2))
         leader = InProcessLeader(broker)
-        replicas = followers(tmp_path / "follower", 4)
-        fetcher = ReplicaFetcher(1, FetchSettings(2, wait_max_ms=1), lambda _: None,
-                                 ByteRateLimit())
-        for partition in replicas:
-            fetcher.partitions[("t", partition.index)] = _Fetching(partition, 3)
-        await fetcher._truncate(leader)  # type: ignore[arg-type]
-        await fetcher._fetch(leader)  # type: ignore[arg-type]  # full: creates the session
+        fetcher, replicas = await session_started(broker, leader, tmp_path, 4)
         append(led[2], 3)
         for _ in range(3):  # data, then the follower's new offset, then idle
             await fetcher._fetch(leader)  # type: ignore[arg-type]
@@ -126,13 +134,7 @@ def test_a_refused_session_is_replaced_by_a_full_fetch(tmp_path: Path) -> None:
         broker = _Broker(tmp_path / "leader")
         led = broker.lead(2, isr=(1, 2))
         leader = InProcessLeader(broker)
-        replicas = followers(tmp_path / "follower", 2)
-        fetcher = ReplicaFetcher(1, FetchSettings(2, wait_max_ms=1), lambda _: None,
-                                 ByteRateLimit())
-        for partition in replicas:
-            fetcher.partitions[("t", partition.index)] = _Fetching(partition, 3)
-        await fetcher._truncate(leader)  # type: ignore[arg-type]
-        await fetcher._fetch(leader)  # type: ignore[arg-type]
+        fetcher, replicas = await session_started(broker, leader, tmp_path, 2)
         broker.fetch_sessions.remove(fetcher.session.session_id)  # evicted on the leader
         append(led[1], 2)
         for _ in range(3):  # refused (70), full again, then incremental
@@ -153,13 +155,7 @@ def test_a_parked_partition_leaves_the_session_and_rejoins_when_it_may_fetch(
         broker = _Broker(tmp_path / "leader")
         broker.lead(2, isr=(1, 2))
         leader = InProcessLeader(broker)
-        replicas = followers(tmp_path / "follower", 2)
-        fetcher = ReplicaFetcher(1, FetchSettings(2, wait_max_ms=1), lambda _: None,
-                                 ByteRateLimit())
-        for partition in replicas:
-            fetcher.partitions[("t", partition.index)] = _Fetching(partition, 3)
-        await fetcher._truncate(leader)  # type: ignore[arg-type]
-        await fetcher._fetch(leader)  # type: ignore[arg-type]
+        fetcher, _ = await session_started(broker, leader, tmp_path, 2)
         parked = fetcher.partitions[("t", 1)]
         fetcher._park(("t", 1), parked, ErrorCode.NOT_LEADER_OR_FOLLOWER)
         await fetcher._fetch(leader)  # type: ignore[arg-type]
