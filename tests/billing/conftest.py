@@ -3,6 +3,7 @@ the real-broker fixtures of the brokerd integration tests."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -23,6 +24,10 @@ def spark() -> Iterator[SparkSession]:
     session = build_session("local[2]", ["spark.sql.shuffle.partitions=2"])
     yield session
     session.stop()
+    # py4j closes its last connections when they are garbage-collected at interpreter exit
+    # and logs that at INFO, after pytest has closed the stream its handler writes to: the
+    # "--- Logging error ---" tracebacks at the end of every run.  Nothing worth a line.
+    logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 @pytest.fixture
