@@ -73,6 +73,21 @@ def test_brokerd_layers_point_down() -> None:
     assert problems == []
 
 
+def test_handlers_see_a_narrow_context_and_not_each_other() -> None:
+    """A handler module uses ``HandlerContext`` (never the Broker composition root) and
+    shares code through ``handlers/common.py``, never through another handler module."""
+    handlers = sorted((REPO_ROOT / "brokerd/server/handlers").glob("*.py"))
+
+    def allowed(module: str) -> bool:
+        if module == "brokerd.server.broker":
+            return False
+        if module.startswith("brokerd.server.handlers."):
+            return module == "brokerd.server.handlers.common"
+        return True
+
+    assert violations(handlers, allowed, "handler") == []
+
+
 def test_control_plane_and_spark_stay_on_their_side() -> None:
     problems = violations(
         [p for top in CONTROL_PLANE for p in sources(top)],

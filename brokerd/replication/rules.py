@@ -12,11 +12,15 @@ Kafka's rules, each in one place so it can be tested in milliseconds:
   high watermark and the first offset of the current leader epoch.
 - *truncation* (KIP-279): where a follower cuts its log before fetching from a new leader,
   from the leader's OffsetForLeaderEpoch answer.
+- *epoch fencing* (KIP-320): a request naming the replica's leader epoch is served only in
+  that epoch (Fetch, ListOffsets, OffsetForLeaderEpoch).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from brokerd.protocol import ErrorCode
 
 UNDEFINED = -1
 
@@ -112,3 +116,11 @@ def truncation_offset(requested_epoch: int, answer_epoch: int, answer_end_offset
     if answer_epoch == requested_epoch:
         return min(answer_end_offset, log_end_offset)
     return min(answer_end_offset, own_end_offset_for, log_end_offset)
+
+
+def epoch_error(requested: int, current: int) -> ErrorCode:
+    """KIP-320: a client with a stale epoch is fenced; one ahead of us must retry later
+    (-1: the client names no epoch)."""
+    if requested == -1 or requested == current:
+        return ErrorCode.NONE
+    return ErrorCode.FENCED_LEADER_EPOCH if requested < current else ErrorCode.UNKNOWN_LEADER_EPOCH

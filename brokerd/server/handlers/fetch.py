@@ -51,6 +51,7 @@ from brokerd.replication.fetch_sessions import (
     classify,
     next_epoch,
 )
+from brokerd.replication.rules import epoch_error
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
 from brokerd.server.tenancy import ApiNames, Gate, Names
@@ -74,13 +75,6 @@ TENANCY = ApiNames(
     # Only brokers fetch as replicas (replica_id >= 0): that is ClusterAction.
     gates=(Gate(Rt.CLUSTER, Op.ALL, CLUSTER_DENIED, error_only,
                 only_if=lambda body, version: body["replica_id"] >= 0),))
-
-
-def epoch_error(requested: int, current: int) -> ErrorCode:
-    """KIP-320: a client with a stale epoch is fenced; one ahead of us must retry later."""
-    if requested == -1 or requested == current:
-        return ErrorCode.NONE
-    return ErrorCode.FENCED_LEADER_EPOCH if requested < current else ErrorCode.UNKNOWN_LEADER_EPOCH
 
 
 def _empty(index: int, error: int, hosted: Partition | None = None) -> dict[str, Any]:

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey
 from brokerd.protocol.records import decode_records, parse_batch_header
+from brokerd.replication.rules import epoch_error
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
-from brokerd.server.handlers.fetch import epoch_error
 from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import RESPONSE_TOPICS, TOPIC_DENIED
 from brokerd.storage import Log, StorageError

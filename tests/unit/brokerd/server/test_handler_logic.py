@@ -6,9 +6,9 @@ import pytest
 
 from brokerd.coordination.znodes import BrokerRegistration
 from brokerd.protocol import SCHEMA_VERSIONS, ApiKey, ErrorCode
+from brokerd.replication.rules import epoch_error
 from brokerd.server.handlers import API_TABLE, api_versions
 from brokerd.server.handlers.common import endpoint_for
-from brokerd.server.handlers.fetch import epoch_error
 from brokerd.server.handlers.incremental_alter_configs import (
     APPEND,
     DELETE,
