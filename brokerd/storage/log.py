@@ -84,6 +84,8 @@ class Log:
         self.leader_epoch_cache.truncate_from_start(self._log_start)
         self._producers = log_loader.load_producer_state(directory, segments, end)
         self._producers.evict_below(self._log_start)
+        # Log end of the newest snapshot written: an idle log's minute checkpoint is free.
+        self._snapshot_end: int | None = None
         if not clean_shutdown:
             self.flush()  # recovered data is now durable: the next crash starts from here
 
@@ -353,6 +355,7 @@ class Log:
         """After a truncation: drop the snapshots ``keep_snapshot`` refuses, then rebuild
         the producer state from what is left."""
         log_loader.delete_snapshots(self.directory, keep_snapshot)
+        self._snapshot_end = None
         self._producers = log_loader.load_producer_state(
             self.directory, self._local.segments, self.log_end_offset
         )
@@ -381,9 +384,11 @@ class Log:
         self._local.mark_flushed(target)
 
     def take_producer_snapshot(self) -> None:
-        """Write the producer state as of the log end, keeping the newest few snapshots,
-        so reopening replays only the batches after it."""
+        """Snapshot producer state at the log end (reopening replays only later batches)."""
         end = self.log_end_offset
+        if end == self._snapshot_end:  # idle since: listing 6,000 dirs a minute cost most
+            return
+        self._snapshot_end = end
         if end not in log_loader.snapshot_offsets(self.directory):
             self._producers.write_snapshot(log_loader.snapshot_path(self.directory, end))
         kept = set(log_loader.snapshot_offsets(self.directory)[-SNAPSHOTS_KEPT:])

@@ -92,3 +92,23 @@ def test_idle_producers_expire(open_log: OpenLog, clock: FakeClock) -> None:
     log.enforce_retention(clock.now_ms + PRODUCER_ID_EXPIRATION_MS + 2)  # max ts is now + 1
     assert log.producer_state(42) is None
     assert not produce(log, 77).duplicate  # unknown again: any sequence is accepted
+
+
+def test_an_idle_logs_snapshot_touches_no_file(open_log: OpenLog,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The minute checkpoint of a log nothing was appended to since its last snapshot must
+    not even list its directory (thousands of idle logs per broker)."""
+    from brokerd.storage import log_loader
+
+    log = open_log()
+    produce(log, 0)
+    log.take_producer_snapshot()
+    listings: list[object] = []
+    real = log_loader.snapshot_offsets
+    monkeypatch.setattr(log_loader, "snapshot_offsets",
+                        lambda directory: listings.append(directory) or real(directory))
+    log.take_producer_snapshot()
+    assert listings == []
+    produce(log, 2)
+    log.take_producer_snapshot()
+    assert listings and (log.directory / f"{4:020d}.snapshot").exists()
