@@ -45,7 +45,6 @@ from brokerd.storage.results import AppendResult, ReadResult
 from brokerd.storage.segment import LogSegment
 from brokerd.storage.validation import validate_record_set
 
-SNAPSHOTS_KEPT = 2
 # Kafka's broker default producer.id.expiration.ms: an idempotent producer silent for a
 # day is forgotten, bounding the state kept for producers that went away.
 PRODUCER_ID_EXPIRATION_MS = 24 * 3600 * 1000
@@ -84,8 +83,10 @@ class Log:
         self.leader_epoch_cache.truncate_from_start(self._log_start)
         self._producers = log_loader.load_producer_state(directory, segments, end)
         self._producers.evict_below(self._log_start)
-        # Log end of the newest snapshot written: an idle log's minute checkpoint is free.
-        self._snapshot_end: int | None = None
+        # The log end as of the newest snapshot (nothing to replay for an empty log), so an
+        # idle log's minute checkpoint is free.
+        self._snapshot_end = end if end == self._log_start or end in log_loader.snapshot_offsets(
+            directory) else None
         if not clean_shutdown:
             self.flush()  # recovered data is now durable: the next crash starts from here
 
@@ -389,10 +390,7 @@ class Log:
         if end == self._snapshot_end:  # idle since: listing 6,000 dirs a minute cost most
             return
         self._snapshot_end = end
-        if end not in log_loader.snapshot_offsets(self.directory):
-            self._producers.write_snapshot(log_loader.snapshot_path(self.directory, end))
-        kept = set(log_loader.snapshot_offsets(self.directory)[-SNAPSHOTS_KEPT:])
-        log_loader.delete_snapshots(self.directory, lambda offset: offset in kept)
+        log_loader.write_snapshot(self.directory, self._producers, end)
 
     def close(self) -> None:
         """Clean close: flush, snapshot producer state, trim indexes, release files."""

@@ -200,12 +200,23 @@ def restore_leader_epochs(cache: LeaderEpochCache, segments: LogSegments,
 
 
 # -- producer snapshots -----------------------------------------------------------------
+SNAPSHOTS_KEPT = 2
+
 def snapshot_path(directory: Path, offset: int) -> Path:
     return directory / (segment_stem(offset) + SNAPSHOT_SUFFIX)
 
 
 def snapshot_offsets(directory: Path) -> list[int]:
     return sorted(int(p.stem) for p in directory.glob("*" + SNAPSHOT_SUFFIX))
+
+
+def write_snapshot(directory: Path, producers: ProducerStateManager, end: int) -> None:
+    """Snapshot ``producers`` as of log end ``end`` (unless one exists) and keep only the
+    newest ``SNAPSHOTS_KEPT``."""
+    if end not in snapshot_offsets(directory):
+        producers.write_snapshot(snapshot_path(directory, end))
+    kept = set(snapshot_offsets(directory)[-SNAPSHOTS_KEPT:])
+    delete_snapshots(directory, lambda offset: offset in kept)
 
 
 def delete_snapshots(directory: Path, keep: Callable[[int], bool]) -> None:
