@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import billing, groups, operator, tenant
+from .views import billing, connection, groups, operator, tenant
 
 app_name = "dashboard"
 urlpatterns = [
@@ -11,6 +11,7 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="dashboard/login.html"),
          name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("ca.pem", connection.ca_certificate, name="ca-certificate"),
     path("t/<slug:slug>/", tenant.overview, name="tenant"),
     path("t/<slug:slug>/topics/", tenant.topics, name="topics"),
     path("t/<slug:slug>/topics/<str:name>/delete/", tenant.topic_delete, name="topic-delete"),

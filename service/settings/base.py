@@ -8,6 +8,8 @@
 | SECRET_KEY          | (dev only default)                   | Django signing key                         |
 | ALLOWED_HOSTS       | 127.0.0.1,localhost                  | comma-separated                            |
 | BOOTSTRAP_SERVERS   | 127.0.0.1:9092                       | what the console shows clients             |
+| CLIENT_SECURITY_PROTOCOL | SASL_SSL                        | the protocol of that (tenant) listener     |
+| SSL_CA_LOCATION     | (empty: a public CA)                 | a private CA's PEM, offered for download   |
 | DEFAULT_REPLICATION_FACTOR | 3                             | topics without one (at most the live brokers) |
 | DEFAULT_RF_WAIT_S   | 10                                   | wait for brokers before capping the RF     |
 | REASSIGNMENT_TRACK_INTERVAL_S | 2                          | how often partition moves are checked (beat) |
@@ -135,6 +137,11 @@ SPECTACULAR_SETTINGS = {
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 ZOOKEEPER_CONNECT = os.environ.get("ZOOKEEPER_CONNECT", "127.0.0.1:2181/kafkasaas")
 BOOTSTRAP_SERVERS = os.environ.get("BOOTSTRAP_SERVERS", "127.0.0.1:9092")
+CLIENT_SECURITY_PROTOCOL = os.environ.get("CLIENT_SECURITY_PROTOCOL", "SASL_SSL")
+# A private CA (``make run``: scripts/certs.sh's var/certs/ca.pem), relative to the repository;
+# the console offers it for download and names it in every client snippet.
+SSL_CA_LOCATION = (str(BASE_DIR / os.environ["SSL_CA_LOCATION"])
+                   if os.environ.get("SSL_CA_LOCATION") else "")
 # For topics created without one; a cluster with fewer live brokers (a one-broker dev or test
 # setup) places them on all of its brokers instead of waiting for more.
 DEFAULT_REPLICATION_FACTOR = int(os.environ.get("DEFAULT_REPLICATION_FACTOR", "3"))
