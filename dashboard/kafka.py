@@ -9,13 +9,17 @@ Requests map to the protocol as: ``list_consumer_groups`` → ListGroups,
 a timestamp = first offset at or after it), ``alter_consumer_group_offsets`` → OffsetCommit.
 
 Every call blocks for at most ``settings.KAFKA_ADMIN_TIMEOUT_S``; requests for many groups
-or partitions are issued together and awaited together.
+or partitions are issued together and awaited together.  A request the brokers do not answer in
+time raises :class:`KafkaRequestFailed` (never the futures' bare ``TimeoutError``), so every
+caller can show "the brokers did not answer" instead of failing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -26,6 +30,7 @@ from tenants.kafka_admin import admin_client as admin_client  # re-exported for 
 from tenants.kafka_admin import admin_timeout as _timeout
 
 TopicPartitionKey = tuple[str, int]
+T = TypeVar("T")
 # states in which a group has (or is about to have) members; offsets must not be reset then
 ACTIVE_STATES = {"STABLE", "PREPARING_REBALANCE", "COMPLETING_REBALANCE"}
 
@@ -49,9 +54,18 @@ class GroupDescription:
         return bool(self.members) or self.state in ACTIVE_STATES
 
 
+def _answer(future: Future[T], what: str) -> T:
+    """The future's result; no answer within the timeout is a failed request (a slow or
+    stopped broker), not an exception only the futures module knows."""
+    try:
+        return future.result(_timeout())
+    except TimeoutError as exc:
+        raise KafkaRequestFailed(f"{what}: no answer within {_timeout():g} s") from exc
+
+
 def list_group_ids(admin: AdminClient) -> list[str]:
     try:
-        result = admin.list_consumer_groups(request_timeout=_timeout()).result(_timeout())
+        result = _answer(admin.list_consumer_groups(request_timeout=_timeout()), "list groups")
     except KafkaException as exc:
         raise KafkaRequestFailed(str(exc)) from exc
     return sorted(listing.group_id for listing in result.valid)
@@ -70,7 +84,7 @@ def describe_groups(admin: AdminClient, group_ids: Iterable[str]) -> dict[str, G
     described = {}
     for group_id, future in futures.items():
         try:
-            description = future.result(_timeout())
+            description = _answer(future, f"describe group {group_id}")
         except KafkaException:
             continue
         members = tuple(Member(
@@ -96,7 +110,7 @@ def committed_offsets(admin: AdminClient, group_ids: Iterable[str]
     committed: dict[str, dict[TopicPartitionKey, int]] = {}
     for group_id, future in futures.items():
         try:
-            result = future.result(_timeout())
+            result = _answer(future, f"offsets of group {group_id}")
         except KafkaException:
             continue
         committed[group_id] = {(tp.topic, tp.partition): tp.offset
@@ -113,7 +127,7 @@ def list_offsets(admin: AdminClient, partitions: Iterable[TopicPartitionKey],
     answers = {}
     for tp, future in admin.list_offsets(request, request_timeout=_timeout()).items():
         try:
-            answers[(tp.topic, tp.partition)] = future.result(_timeout()).offset
+            answers[(tp.topic, tp.partition)] = _answer(future, "list offsets").offset
         except KafkaException:
             continue
     return answers
@@ -155,7 +169,7 @@ def alter_offsets(admin: AdminClient, group_id: str, offsets: dict[TopicPartitio
                    for (topic, partition), offset in sorted(offsets.items())])
     future = admin.alter_consumer_group_offsets([request], request_timeout=_timeout())[group_id]
     try:
-        result = future.result(_timeout())
+        result = _answer(future, f"commit offsets of {group_id}")
     except KafkaException as exc:
         raise KafkaRequestFailed(str(exc)) from exc
     errors = [f"{tp.topic}-{tp.partition}: {tp.error}" for tp in result.topic_partitions if tp.error]

@@ -20,7 +20,10 @@ from .offsets import PlannedReset, ResetRequest, plan_reset
 
 def preview_reset(tenant: Tenant, group: str, request: ResetRequest,
                   admin: kafka.AdminClient | None = None) -> list[PlannedReset]:
-    """Where the offsets would go (read-only); refused while the group has members."""
+    """Where the offsets would go (read-only); refused while the group has members.
+
+    Raises ``kafka.KafkaRequestFailed`` when the brokers do not answer, including for only some
+    of the partitions (a plan leaving them out would look complete)."""
     admin = admin or kafka.admin_client()
     physical_group = f"{tenant.slug}.{group}"
     physical_topic = f"{tenant.slug}.{request.topic}"
@@ -39,6 +42,11 @@ def preview_reset(tenant: Tenant, group: str, request: ResetRequest,
                   if request.partition is None or p == request.partition]
     current = kafka.committed_offsets(admin, [physical_group]).get(physical_group, {})
     bounds = kafka.log_bounds(admin, partitions)
+    unanswered = [p for _, p in partitions if (physical_topic, p) not in bounds]
+    if unanswered:  # their leader is down or slow: a partial plan would look complete
+        raise kafka.KafkaRequestFailed(
+            f"no offsets for partition(s) {', '.join(map(str, unanswered))} of {request.topic}: "
+            "their leader did not answer")
     by_timestamp = (kafka.offsets_for_timestamp(admin, partitions, request.timestamp_ms)
                     if request.strategy == "timestamp" and request.timestamp_ms is not None
                     else None)

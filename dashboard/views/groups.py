@@ -58,6 +58,7 @@ def group_reset(request: HttpRequest, tenant: Tenant, group: str) -> HttpRespons
         except ValidationError as exc:
             form.add_error(None, exc.messages)
         except KafkaRequestFailed as exc:
-            form.add_error(None, f"The brokers did not answer: {exc}")
+            form.add_error(None, f"The brokers did not answer in time (a broker may be down or "
+                                 f"slow), so nothing was changed; try again shortly. ({exc})")
     return render(request, "dashboard/group_reset.html",
                   {"tenant": tenant, "group": detail_payload(row), "form": form, "preview": preview})

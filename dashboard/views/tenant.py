@@ -1,7 +1,8 @@
 """A tenant's own pages: topics, service accounts and API keys, ACLs, client ids, quotas.
 
-Every write is a POST that calls one service function and redirects (post/redirect/get), except
-API-key creation, which renders the secret once instead of redirecting (it is never stored).
+Every write is a POST that calls one service function and redirects (post/redirect/get), so a
+reload never repeats it.  A new API key's secret rides in the session to the page the redirect
+leads to, which takes it out as it shows it: shown once, never stored in the database.
 """
 
 from __future__ import annotations
@@ -85,12 +86,15 @@ def topic_delete(request: HttpRequest, tenant: Tenant, name: str) -> HttpRespons
                   {"tenant": tenant, "topic": topic, "error": error})
 
 
+NEW_KEY_SESSION = "dashboard.new_api_key"
+
+
 @tenant_view
 def api_keys(request: HttpRequest, tenant: Tenant) -> HttpResponse:
-    """Service accounts and their keys; creating a key shows its secret on this response only."""
+    """Service accounts and their keys; a key just created shows its secret on the page the
+    creation redirects to, once."""
     account_form = ServiceAccountForm(request.POST if "create_account" in request.POST else None)
     key_form = ApiKeyForm(request.POST if "create_key" in request.POST else None, tenant=tenant)
-    created = None
     if account_form.is_bound and account_form.is_valid():
         account = run_service(account_form, services.create_principal, request.user, tenant,
                               **account_form.cleaned_data)
@@ -103,9 +107,17 @@ def api_keys(request: HttpRequest, tenant: Tenant) -> HttpResponse:
                              description=key_form.cleaned_data["description"])
         if result is not None:
             api_key, secret = result
-            created = {"key": api_key.key, "secret": secret,
-                       "snippets": client_settings(settings.BOOTSTRAP_SERVERS, api_key.key, secret)}
-            key_form = ApiKeyForm(tenant=tenant)
+            request.session[NEW_KEY_SESSION] = {"tenant": tenant.slug, "key": api_key.key,
+                                                "secret": secret}
+            messages.success(request, f"API key {api_key.key} created.")
+            return redirect("dashboard:api-keys", slug=tenant.slug)
+    created = None
+    new_key = request.session.get(NEW_KEY_SESSION)
+    if request.method == "GET" and new_key and new_key["tenant"] == tenant.slug:
+        del request.session[NEW_KEY_SESSION]  # shown on this response only
+        created = {"key": new_key["key"], "secret": new_key["secret"],
+                   "snippets": client_settings(settings.BOOTSTRAP_SERVERS, new_key["key"],
+                                               new_key["secret"])}
     keys = ApiKey.objects.filter(principal__tenant=tenant).select_related("principal").order_by(
         "created_at")
     accounts = tenant.principals.filter(kind=Principal.SERVICE_ACCOUNT).order_by("name")

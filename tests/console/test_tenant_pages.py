@@ -69,8 +69,8 @@ def test_api_key_secret_is_shown_once_with_client_settings(acme: Tenant, admin_c
     client = admin_client_for(acme)
     assert client.post("/t/acme/api-keys/", {"create_account": "1", "name": "orders-app"}).status_code == 302
     response = client.post("/t/acme/api-keys/", {"create_key": "1", "principal": "orders-app",
-                                                 "description": "prod"})
-    assert response.status_code == 200
+                                                 "description": "prod"}, follow=True)
+    assert response.redirect_chain == [("/t/acme/api-keys/", 302)]  # post/redirect/get
     key = ApiKey.objects.get(principal__name="orders-app")
     page = response.content.decode()
     secret = page.split('id="new-key-secret">')[1].split("<")[0]
@@ -78,8 +78,9 @@ def test_api_key_secret_is_shown_once_with_client_settings(acme: Tenant, admin_c
     for fragment in ("kafka.example:9292", "SCRAM-SHA-512", "SASL_SSL", key.key,
                      "sasl_plain_username", "kcat -b"):
         assert fragment in page
-    later = client.get("/t/acme/api-keys/").content.decode()
+    later = client.get("/t/acme/api-keys/").content.decode()  # a reload: a GET, no new key
     assert key.key in later and secret not in later  # never shown again
+    assert ApiKey.objects.count() == 1
     assert client.post(f"/t/acme/api-keys/{key.key}/revoke/").status_code == 302
     assert not ApiKey.objects.exists() and audited("api_key.revoke")
 
