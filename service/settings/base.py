@@ -59,6 +59,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "dashboard.middleware.ClusterUnavailableMiddleware",  # brokers/ZooKeeper down: 503, not 500
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
