@@ -37,12 +37,18 @@ from brokerd.storage import log_loader, log_reads
 from brokerd.storage.checkpoint import LEADER_EPOCH_CHECKPOINT
 from brokerd.storage.cleaner_records import require_keys
 from brokerd.storage.config import LogConfig
-from brokerd.storage.errors import InvalidRecordError, OffsetOutOfRangeError
+from brokerd.storage.errors import (
+    InvalidProducerEpochError,
+    InvalidRecordError,
+    OffsetOutOfRangeError,
+)
 from brokerd.storage.leader_epoch import LeaderEpochCache
 from brokerd.storage.local_log import LocalLog
 from brokerd.storage.producer_state import ProducerEntry
 from brokerd.storage.results import AppendResult, ReadResult
 from brokerd.storage.segment import LogSegment
+from brokerd.storage.transactions import CONTROL_PREFIX_BYTES, AbortedTxn, control_type, marker_batch
+from brokerd.storage.txn_index import PartitionTransactions
 from brokerd.storage.validation import validate_record_set
 
 # Kafka's broker default producer.id.expiration.ms: an idempotent producer silent for a
@@ -81,8 +87,11 @@ class Log:
                 self.leader_epoch_cache, segments, self._local.recovery_point
             )
         self.leader_epoch_cache.truncate_from_start(self._log_start)
-        self._producers = log_loader.load_producer_state(directory, segments, end)
+        self._txns = PartitionTransactions.load(directory)
+        self._producers = log_loader.load_producer_state(directory, segments, end, self._txns)
         self._producers.evict_below(self._log_start)
+        if self._txns.forget_below(self._log_start):
+            self._txns.rewrite([segment.base_offset for segment in segments.snapshot()])
         # The log end as of the newest snapshot (nothing to replay for an empty log), so an
         # idle log's minute checkpoint is free.
         self._snapshot_end = end if end == self._log_start or end in log_loader.snapshot_offsets(
@@ -112,6 +121,23 @@ class Log:
         """Set by the owner only (module docstring); clamped into ``[log_start_offset,
         log_end_offset]``."""
         self._high_watermark = min(max(offset, self._log_start), self.log_end_offset)
+        self._txns.high_watermark_moved(self._high_watermark)
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The first offset a read_committed consumer may not read (see
+        :mod:`transactions`): the high watermark, lowered by open transactions."""
+        return self._txns.last_stable_offset(
+            self._high_watermark, self._producers.open_transactions().values())
+
+    def aborted_transactions(self, fetch_offset: int, upper: int) -> list[AbortedTxn]:
+        """Aborted transactions with data in ``[fetch_offset, upper)`` (Fetch's
+        ``aborted_transactions`` for read_committed consumers)."""
+        return self._txns.aborted_between(fetch_offset, upper)
+
+    def open_transactions(self) -> dict[int, int]:
+        """Producer id -> first offset of its open transaction."""
+        return self._producers.open_transactions()
 
     @property
     def size_bytes(self) -> int:
@@ -215,8 +241,33 @@ class Log:
         for header in headers:
             self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
         self._local.append(data, headers, now_ms)
+        position = 0
         for header in headers:
-            self._producers.update(header)
+            marker = None
+            if header.is_control:
+                marker = control_type(bytes(data[position:position + CONTROL_PREFIX_BYTES]))
+            completed = self._producers.update(header, marker)
+            if completed is not None:
+                self._txns.completed(completed, self._local.segments.active.base_offset,
+                                     self._producers.open_transactions().values())
+            position += header.size_in_bytes
+
+    def append_marker(self, producer_id: int, producer_epoch: int, commit: bool,
+                      coordinator_epoch: int, leader_epoch: int) -> AppendResult:
+        """WriteTxnMarkers: end ``producer_id``'s transaction here with a control batch.
+        A marker older than the producer's epoch is fenced (INVALID_PRODUCER_EPOCH)."""
+        entry = self._producers.producers.get(producer_id)
+        if entry is not None and producer_epoch < entry.epoch:
+            raise InvalidProducerEpochError(
+                f"marker epoch {producer_epoch} < producer {producer_id} epoch {entry.epoch}")
+        now_ms = self._local.now_ms()
+        buffer = bytearray(marker_batch(producer_id, producer_epoch, commit,
+                                        coordinator_epoch, now_ms))
+        patch_base_offset(buffer, 0, self.log_end_offset)
+        patch_partition_leader_epoch(buffer, 0, leader_epoch)
+        header = parse_batch_header(buffer, 0)
+        self._append(buffer, [header], now_ms)
+        return AppendResult(header.base_offset, header.last_offset, -1, self._log_start)
 
     def roll(self, base_offset: int | None = None) -> LogSegment:
         """Start a new active segment (see :meth:`LocalLog.roll`)."""
@@ -308,8 +359,9 @@ class Log:
     def _delete_oldest(self, should_delete: Callable[[LogSegment, int], bool]) -> int:
         """Delete segments oldest first while ``should_delete(segment, next_base)`` holds,
         keeping any segment reaching above the high watermark; the log start follows."""
+        stable = self.last_stable_offset  # an open transaction's data is never deleted
         deleted = self._local.delete_oldest(
-            lambda segment, next_base: next_base <= self._high_watermark
+            lambda segment, next_base: next_base <= stable
             and should_delete(segment, next_base)
         )
         if deleted:
@@ -323,6 +375,8 @@ class Log:
         self._high_watermark = max(self._high_watermark, offset)
         self.leader_epoch_cache.truncate_from_start(offset)
         self._producers.evict_below(offset)
+        if self._txns.forget_below(offset):
+            self._txns.rewrite([segment.base_offset for segment in self.segments])
 
     def delete_expired_files(self, now_ms: int) -> None:
         """Close and unlink deleted segments whose ``file.delete.delay.ms`` has passed."""
@@ -350,6 +404,8 @@ class Log:
         self._local.truncate_fully_and_start_at(offset)
         self._log_start = self._high_watermark = offset
         self.leader_epoch_cache.clear()
+        self._txns.forget_from(-1)
+        self._txns.rewrite([offset])
         self._reload_producers(lambda snapshot: False)
 
     def _reload_producers(self, keep_snapshot: Callable[[int], bool]) -> None:
@@ -358,7 +414,7 @@ class Log:
         log_loader.delete_snapshots(self.directory, keep_snapshot)
         self._snapshot_end = None
         self._producers = log_loader.load_producer_state(
-            self.directory, self._local.segments, self.log_end_offset
+            self.directory, self._local.segments, self.log_end_offset, self._txns
         )
 
     # -- compaction ---------------------------------------------------------------------
@@ -382,6 +438,7 @@ class Log:
         in an executor."""
         target = self._local.flush()
         self.leader_epoch_cache.flush()
+        self._txns.flush()
         self._local.mark_flushed(target)
 
     def take_producer_snapshot(self) -> None:

@@ -38,6 +38,8 @@ from brokerd.storage.segment import (
     segment_stem,
 )
 from brokerd.storage.segments import LogSegments
+from brokerd.storage.transactions import CONTROL_PREFIX_BYTES, control_type
+from brokerd.storage.txn_index import PartitionTransactions
 
 log = logging.getLogger(__name__)
 
@@ -226,10 +228,15 @@ def delete_snapshots(directory: Path, keep: Callable[[int], bool]) -> None:
 
 
 def load_producer_state(
-    directory: Path, segments: LogSegments, log_end_offset: int
+    directory: Path, segments: LogSegments, log_end_offset: int,
+    transactions: PartitionTransactions,
 ) -> ProducerStateManager:
     """The newest readable snapshot at or below the log end, then a replay of the batch
-    headers after it. Snapshots above the log end describe data that is gone: deleted."""
+    headers after it. Snapshots above the log end describe data that is gone: deleted.
+
+    The replay also rebuilds ``transactions`` from the snapshot on (its aborted index
+    entries there are dropped and re-derived, then the index files are rewritten), so
+    index appends lost in a crash come back."""
     delete_snapshots(directory, lambda offset: offset <= log_end_offset)
     state, start = ProducerStateManager(), segments.first.base_offset
     for offset in reversed(snapshot_offsets(directory)):
@@ -240,8 +247,24 @@ def load_producer_state(
             continue
         start = offset
         break
-    for header in replay_headers(segments, start):
-        state.update(header)
+    changed = transactions.forget_from(start)
+    for segment in segments.from_offset(start):
+        found = segment.find_batch(start)
+        if found is None:
+            continue
+        for position, header in segment.iter_batches(found[0]):
+            if header.base_offset < start:
+                continue
+            marker = None
+            if header.is_control:
+                marker = control_type(segment.read(position, CONTROL_PREFIX_BYTES))
+            completed = state.update(header, marker)
+            if completed is not None:
+                transactions.completed(completed, segment.base_offset,
+                                       state.open_transactions().values(), persist=False)
+                changed = changed or completed.is_aborted
+    if changed:
+        transactions.rewrite([segment.base_offset for segment in segments.snapshot()])
     return state
 
 

@@ -10,14 +10,23 @@ Rules (Kafka's ``ProducerAppendInfo``), for a batch with producer id >= 0:
 - the same epoch must continue at last sequence + 1 (wrapping after 2**31 - 1);
 - an unknown producer (new, or expired, or its data deleted) may start anywhere.
 
+Transactions: a producer's open transaction is remembered by its first offset (set by
+its first transactional data batch, cleared by its commit or abort marker, which
+:meth:`ProducerStateManager.update` reports as a :class:`CompletedTxn`).  A marker may
+carry a newer epoch than the producer's batches (the coordinator bumped it to fence a
+zombie); it then becomes the producer's epoch.
+
 Snapshot file ``<offset, 20 digits>.snapshot`` = the state after every batch below that
 offset, big-endian::
 
-    u16 version (1) | u32 crc32c(body) | body
+    u16 version (2) | u32 crc32c(body) | body
     body: i32 producer count, then per producer:
-          i64 producer id | i16 epoch | i64 last timestamp | u8 batch count,
+          i64 producer id | i16 epoch | i64 last timestamp | i64 open transaction's first
+          offset (-1: none) | u8 batch count,
           then per batch: i32 first seq | i32 last seq | i64 first offset | i64 last offset
                         | i64 max timestamp
+
+Version 1 (no transaction field) is still read.
 
 Thread-safety: not thread-safe; owned by the log's thread.
 """
@@ -35,6 +44,7 @@ import crc32c
 from brokerd.protocol.records import BatchHeader
 from brokerd.storage.checkpoint import write_atomically
 from brokerd.storage.errors import InvalidProducerEpochError, OutOfOrderSequenceError
+from brokerd.storage.transactions import ABORT, CompletedTxn, is_transactional_data
 
 RETAINED_BATCHES = 5  # Kafka's max.in.flight.requests.per.connection limit for idempotence
 INT32_MAX = 2**31 - 1
@@ -42,9 +52,10 @@ SNAPSHOT_SUFFIX = ".snapshot"
 
 _HEADER = struct.Struct(">hI")
 _COUNT = struct.Struct(">i")
-_PRODUCER = struct.Struct(">qhqB")
+_PRODUCER_V1 = struct.Struct(">qhqB")
+_PRODUCER = struct.Struct(">qhqqB")
 _BATCH = struct.Struct(">iiqqq")
-_VERSION = 1
+_VERSION = 2
 
 
 def last_sequence(base_sequence: int, last_offset_delta: int) -> int:
@@ -66,6 +77,7 @@ class ProducerEntry:
     producer_id: int
     epoch: int
     last_timestamp: int = -1
+    current_txn_first_offset: int = -1
     batches: deque[BatchMetadata] = field(default_factory=lambda: deque(maxlen=RETAINED_BATCHES))
 
     @property
@@ -141,14 +153,29 @@ class ProducerStateManager:
                 f"does not follow {last_seq}"
             )
 
-    def update(self, header: BatchHeader) -> None:
-        """Record a stored batch (offsets final); used for appends and for replay."""
+    def update(self, header: BatchHeader, marker: int | None = None) -> CompletedTxn | None:
+        """Record a stored batch (offsets final); used for appends and for replay.
+
+        ``marker``: for a control batch, its type (``transactions.ABORT``/``COMMIT``);
+        the transaction it ends is returned.  A marker without an open transaction (an
+        abort after a fence, a retried marker) completes an empty one at its own offset.
+        """
         if header.producer_id < 0:
-            return
+            return None
         entry = self.producers.get(header.producer_id)
+        completed = None
+        if header.is_control and marker is not None:
+            first = entry.current_txn_first_offset if entry is not None else -1
+            completed = CompletedTxn(header.producer_id,
+                                     first if first >= 0 else header.base_offset,
+                                     header.base_offset, marker == ABORT)
+            if entry is not None:
+                entry.current_txn_first_offset = -1
         if entry is None or entry.epoch != header.producer_epoch:
             entry = ProducerEntry(header.producer_id, header.producer_epoch)
             self.producers[header.producer_id] = entry
+        if is_transactional_data(header) and entry.current_txn_first_offset < 0:
+            entry.current_txn_first_offset = header.base_offset
         if header.base_sequence >= 0 and not header.is_control:
             entry.batches.append(
                 BatchMetadata(
@@ -160,20 +187,29 @@ class ProducerStateManager:
                 )
             )
         entry.last_timestamp = max(entry.last_timestamp, header.max_timestamp)
+        return completed
+
+    def open_transactions(self) -> dict[int, int]:
+        """Producer id -> first offset of its open transaction."""
+        return {pid: entry.current_txn_first_offset for pid, entry in self.producers.items()
+                if entry.current_txn_first_offset >= 0}
 
     def evict_below(self, log_start_offset: int) -> None:
-        """Forget producers none of whose retained batches survive in the log."""
+        """Forget producers none of whose retained batches survive in the log (a producer
+        with an open transaction is kept: its first offset bounds the LSO)."""
         for producer_id in [
-            pid for pid, e in self.producers.items() if e.last_offset < log_start_offset
+            pid for pid, e in self.producers.items()
+            if e.last_offset < log_start_offset and e.current_txn_first_offset < 0
         ]:
             del self.producers[producer_id]
 
     def expire(self, now_ms: int, expiration_ms: int) -> None:
-        """Forget producers idle for longer than ``producer.id.expiration.ms``."""
+        """Forget producers idle for longer than ``producer.id.expiration.ms``, except
+        those with an open transaction (Kafka keeps them until the transaction ends)."""
         for producer_id in [
             pid
             for pid, e in self.producers.items()
-            if e.last_timestamp < now_ms - expiration_ms
+            if e.last_timestamp < now_ms - expiration_ms and e.current_txn_first_offset < 0
         ]:
             del self.producers[producer_id]
 
@@ -183,7 +219,8 @@ class ProducerStateManager:
         for entry in self.producers.values():
             parts.append(
                 _PRODUCER.pack(
-                    entry.producer_id, entry.epoch, entry.last_timestamp, len(entry.batches)
+                    entry.producer_id, entry.epoch, entry.last_timestamp,
+                    entry.current_txn_first_offset, len(entry.batches)
                 )
             )
             parts.extend(
@@ -200,15 +237,19 @@ class ProducerStateManager:
         try:
             version, crc = _HEADER.unpack_from(data, 0)
             body = memoryview(data)[_HEADER.size :]
-            if version != _VERSION or crc32c.crc32c(body) != crc:
+            if version not in (1, _VERSION) or crc32c.crc32c(body) != crc:
                 raise ValueError(f"bad version or checksum in {path}")
+            layout = _PRODUCER if version == _VERSION else _PRODUCER_V1
             state = cls()
             (count,) = _COUNT.unpack_from(body, 0)
             position = _COUNT.size
             for _ in range(count):
-                producer_id, epoch, last_timestamp, batches = _PRODUCER.unpack_from(body, position)
-                position += _PRODUCER.size
+                fields = layout.unpack_from(body, position)
+                position += layout.size
+                producer_id, epoch, last_timestamp, batches = (*fields[:3], fields[-1])
                 entry = ProducerEntry(producer_id, epoch, last_timestamp)
+                if version == _VERSION:
+                    entry.current_txn_first_offset = fields[3]
                 for _ in range(batches):
                     entry.batches.append(BatchMetadata(*_BATCH.unpack_from(body, position)))
                     position += _BATCH.size
