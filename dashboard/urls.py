@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import billing, connection, groups, operator, tenant
+from .views import billing, connection, groups, operator, tenant, topic_detail
 
 app_name = "dashboard"
 urlpatterns = [
@@ -15,6 +15,12 @@ urlpatterns = [
     path("t/<slug:slug>/", tenant.overview, name="tenant"),
     path("t/<slug:slug>/topics/", tenant.topics, name="topics"),
     path("t/<slug:slug>/topics/<str:name>/delete/", tenant.topic_delete, name="topic-delete"),
+    path("t/<slug:slug>/topics/<str:name>/", topic_detail.topic_page, name="topic"),
+    path("t/<slug:slug>/topics/<str:name>/traffic.json", topic_detail.topic_traffic,
+         name="topic-traffic"),
+    path("t/<slug:slug>/topics/<str:name>/configs/", topic_detail.topic_config, name="topic-config"),
+    path("t/<slug:slug>/topics/<str:name>/messages/", topic_detail.topic_messages,
+         name="topic-messages"),
     path("t/<slug:slug>/api-keys/", tenant.api_keys, name="api-keys"),
     path("t/<slug:slug>/api-keys/<str:key>/revoke/", tenant.api_key_revoke, name="api-key-revoke"),
     path("t/<slug:slug>/acls/", tenant.acls, name="acls"),

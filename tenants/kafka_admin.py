@@ -127,12 +127,20 @@ def topic_configs(admin: AdminClient, name: str) -> dict[str, str]:
 
 
 def alter_topic_configs(admin: AdminClient, name: str, set_: Mapping[str, str],
-                        delete: Iterable[str]) -> None:
-    """IncrementalAlterConfigs: set ``set_`` and remove the keys in ``delete``."""
+                        delete: Iterable[str], *, validate_only: bool = False) -> None:
+    """IncrementalAlterConfigs: set ``set_`` and remove the keys in ``delete``; with
+    ``validate_only`` the brokers only check the change (and refuse it as they would)."""
     entries = [ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET)
                for key, value in sorted(set_.items())]
     entries += [ConfigEntry(key, None, incremental_operation=AlterConfigOpType.DELETE)
                 for key in sorted(delete)]
     resource = ConfigResource(ResourceType.TOPIC, name, incremental_configs=entries)
-    future = admin.incremental_alter_configs([resource], request_timeout=admin_timeout())[resource]
-    _wait(future, f"alter configs of {name}")
+    future = admin.incremental_alter_configs([resource], request_timeout=admin_timeout(),
+                                             validate_only=validate_only)[resource]
+    _wait(future, f"{'validate' if validate_only else 'alter'} configs of {name}")
+
+
+def validate_topic_configs(admin: AdminClient, name: str, set_: Mapping[str, str],
+                           delete: Iterable[str]) -> None:
+    """The brokers' verdict on a config change, before it is saved as desired state."""
+    alter_topic_configs(admin, name, set_, delete, validate_only=True)
