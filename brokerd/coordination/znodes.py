@@ -123,6 +123,18 @@ class BrokerRegistration:
     rack: str | None = None
     metrics_port: int = -1
 
+    def endpoint(self, listener: str) -> tuple[str, int] | None:
+        """(host, port) of the endpoint named ``listener`` (None if it has none; the
+        legacy host/port when the registration lists no endpoints at all)."""
+        for url in self.endpoints:
+            name, _, address = url.partition("://")
+            if name == listener:
+                host, _, port = address.rpartition(":")
+                return host, int(port)
+        if not self.endpoints:
+            return self.host, self.port
+        return None
+
     def encode(self, timestamp_ms: int) -> bytes:
         names = [url.split("://", 1)[0] for url in self.endpoints]
         return _dump({

@@ -82,6 +82,10 @@ class ReplicaManager:
     def partitions(self) -> list[Partition]:
         return list(self._partitions.values())
 
+    def log_sizes(self) -> list[tuple[str, int, int]]:
+        """(topic, partition, bytes on disk) of every hosted replica, for the metrics probe."""
+        return [(p.topic, p.index, int(p.log.size_bytes)) for p in self._partitions.values()]
+
     def _hosted(self, topic: str, partition: int, topic_id: uuid.UUID,
                 config: LogConfig) -> Partition:
         existing = self._partitions.get((topic, partition))

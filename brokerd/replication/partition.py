@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from brokerd.replication import rules
 from brokerd.replication.listeners import Listener, Listeners
-from brokerd.storage import AppendResult, Log
+from brokerd.storage import AppendResult, Log, ReadResult
 
 NO_LEADER = -1
 
@@ -79,6 +79,27 @@ class Partition:
     @property
     def log_end_offset(self) -> int:
         return int(self.log.log_end_offset)
+
+    def min_isr_violation(self) -> str | None:
+        """Why an ``acks=all`` write may not be taken or acknowledged now (Kafka's
+        ``min.insync.replicas`` rule, checked before the append and again when the high
+        watermark passes it), or None when the ISR is large enough."""
+        required = self.log.config.min_insync_replicas
+        if len(self.isr) < required:
+            return f"ISR has {len(self.isr)} of the {required} replicas min.insync.replicas needs"
+        return None
+
+    def readable_end(self, for_replica: bool) -> int:
+        """Where a fetch stops: a follower reads to the log end, a consumer to the high
+        watermark (what every in-sync replica holds)."""
+        return self.log_end_offset if for_replica else self.high_watermark
+
+    def read(self, offset: int, max_bytes: int, for_replica: bool,
+             min_one_batch: bool) -> ReadResult:
+        """Whole batches from ``offset`` up to :meth:`readable_end` (see ``Log.read``)."""
+        return self.log.read(offset, max_bytes,
+                             max_offset=None if for_replica else self.high_watermark,
+                             min_one_batch=min_one_batch)
 
     # ---- roles ---------------------------------------------------------------------
 

@@ -1,6 +1,9 @@
 """Fetch (1) v4-12: read whole batches up to the high watermark, long-polling when short.
 
-Consumers (``replica_id`` < 0) read up to the high watermark.  Followers (``replica_id``
+Consumers (``replica_id`` < 0) read up to the high watermark, or with
+``isolation_level`` read_committed up to the last stable offset, with the aborted
+transactions in that range so the client drops their records (Kafka's rule: the broker
+never filters, the consumer does).  Followers (``replica_id``
 >= 0, one of the partition's replicas, else NOT_LEADER_OR_FOLLOWER) read up to the log
 end: the leader first records their ``fetch_offset`` as their log end offset, which may
 advance the high watermark returned in this very response (and complete acks=all
@@ -66,6 +69,7 @@ if TYPE_CHECKING:
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.FETCH
+READ_COMMITTED = 1  # isolation_level: stop at the last stable offset, name aborted txns
 MIN_VERSION, MAX_VERSION = 4, 12
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
@@ -79,8 +83,9 @@ TENANCY = ApiNames(
 
 def _empty(index: int, error: int, hosted: Partition | None = None) -> dict[str, Any]:
     high_watermark = hosted.high_watermark if hosted is not None else -1
+    stable = hosted.log.last_stable_offset if hosted is not None else -1
     return {"partition_index": index, "error_code": int(error),
-            "high_watermark": high_watermark, "last_stable_offset": high_watermark,
+            "high_watermark": high_watermark, "last_stable_offset": stable,
             "log_start_offset": hosted.log_start_offset if hosted is not None else -1,
             "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
 
@@ -133,12 +138,17 @@ class _FetchRound:
             self.has_error = True
             return _Read(item, _empty(wanted["partition"], error, hosted), 0, True)
         limit = min(max(wanted["partition_max_bytes"], 0), remaining)
-        readable_end = hosted.log_end_offset if replica_id >= 0 else hosted.high_watermark
+        readable_end = hosted.readable_end(for_replica=replica_id >= 0)
+        read_committed = replica_id < 0 and self.body["isolation_level"] == READ_COMMITTED
         try:
-            result = hosted.log.read(
-                wanted["fetch_offset"], limit,
-                max_offset=None if replica_id >= 0 else readable_end,
-                min_one_batch=self.total_bytes == 0)
+            if read_committed:
+                readable_end = hosted.log.last_stable_offset
+                result = hosted.log.read(wanted["fetch_offset"], limit, max_offset=readable_end,
+                                         min_one_batch=self.total_bytes == 0)
+            else:
+                result = hosted.read(wanted["fetch_offset"], limit,
+                                     for_replica=replica_id >= 0,
+                                     min_one_batch=self.total_bytes == 0)
         except StorageError as exc:
             self.has_error = True
             return _Read(item, _empty(wanted["partition"], exc.error_code, hosted), 0, True)
@@ -147,6 +157,11 @@ class _FetchRound:
         if result.regions:
             records = RegionList(list(result.regions))
             answer["records"], nbytes = records, records.nbytes
+            if read_committed:
+                answer["aborted_transactions"] = [
+                    {"producer_id": txn.producer_id, "first_offset": txn.first_offset}
+                    for txn in hosted.log.aborted_transactions(wanted["fetch_offset"],
+                                                               readable_end)]
             self.total_bytes += nbytes
             self.sent.append((item.topic, nbytes))
         return _Read(item, answer, nbytes, wanted["fetch_offset"] < readable_end)

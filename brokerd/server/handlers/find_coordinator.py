@@ -20,7 +20,6 @@ from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
 from brokerd.server import topic_admin
-from brokerd.server.handlers.common import endpoint_for
 from brokerd.server.tenancy import ApiNames, Gate, Names
 from brokerd.server.tenancy_rules import GROUP_DENIED, GROUP_KEY, TRANSACTION_KEY, TXN_DENIED, no_coordinator
 
@@ -83,7 +82,7 @@ async def _find(broker: HandlerContext, request: Request, key: str, key_type: in
     registration = None if state is None else broker.cache.brokers.get(state.leader)
     if state is None or registration is None:
         return _answer(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "offsets partition has no leader")
-    endpoint = endpoint_for(registration, request.connection.listener_name)
+    endpoint = registration.endpoint(request.connection.listener_name)
     if endpoint is None:
         return _answer(key, ErrorCode.COORDINATOR_NOT_AVAILABLE,
                        f"coordinator has no {request.connection.listener_name} listener")

@@ -69,9 +69,9 @@ def _append(broker: HandlerContext, topic: str, data: dict[str, Any], acks: int
         return partition_error(index, error, leader=leader), None
     if records is None or len(records) == 0:
         return partition_error(index, ErrorCode.CORRUPT_MESSAGE, "empty record set"), None
-    if acks == -1 and len(hosted.isr) < hosted.log.config.min_insync_replicas:
-        return partition_error(index, ErrorCode.NOT_ENOUGH_REPLICAS,
-                               f"ISR has {len(hosted.isr)} < min.insync.replicas"), None
+    shortfall = hosted.min_isr_violation() if acks == -1 else None
+    if shortfall is not None:
+        return partition_error(index, ErrorCode.NOT_ENOUGH_REPLICAS, shortfall), None
     try:
         result = hosted.append_as_leader(records)
     except StorageError as exc:
@@ -103,9 +103,9 @@ async def _await_commit(answer: dict[str, Any], hosted: Partition, last_offset: 
                                       f"not replicated to the ISR in {timeout_s:g} s"))
     elif not committed.result():
         answer.update(partition_error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
-    elif len(hosted.isr) < hosted.log.config.min_insync_replicas:
+    elif (shortfall := hosted.min_isr_violation()) is not None:
         answer.update(partition_error(index, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-                                      f"ISR shrank to {len(hosted.isr)} < min.insync.replicas"))
+                                      shortfall))
 
 
 async def handle(broker: HandlerContext, request: Request) -> dict[str, Any] | None:

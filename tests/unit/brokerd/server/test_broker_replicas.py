@@ -1,5 +1,5 @@
-"""Broker.topic_changed turns ZooKeeper partition state into replica roles: lead, follow,
-drop; large topics reconciled in chunks that a newer state supersedes."""
+"""Broker.topic_changed (through its Reconciler) turns ZooKeeper partition state into
+replica roles: lead, follow, drop; large topics reconciled in chunks that a newer state supersedes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 from brokerd.config import build_config
 from brokerd.coordination.znodes import PartitionState, TopicMetadata
-from brokerd.server.broker import SYNC_RECONCILE_MAX, Broker
+from brokerd.server.broker import Broker
+from brokerd.server.reconciler import SYNC_RECONCILE_MAX
 
 TOPIC_ID = uuid.UUID(int=5)
 

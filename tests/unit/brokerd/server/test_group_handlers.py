@@ -18,7 +18,8 @@ from brokerd.groups import GroupConfig, GroupCoordinator
 from brokerd.groups.partition_log import OFFSETS_TOPIC, OFFSETS_TOPIC_CONFIGS
 from brokerd.protocol import ErrorCode
 from brokerd.server import topic_admin
-from brokerd.server.broker import Broker, group_config
+from brokerd.server.broker import Broker
+from brokerd.server.component_settings import group_config
 from brokerd.server.handlers import find_coordinator
 from brokerd.server.handlers.join_group import client_host
 from brokerd.server.metadata_cache import MetadataCache

@@ -8,7 +8,6 @@ from brokerd.coordination.znodes import BrokerRegistration
 from brokerd.protocol import SCHEMA_VERSIONS, ApiKey, ErrorCode
 from brokerd.replication.rules import epoch_error
 from brokerd.server.handlers import API_TABLE, api_versions
-from brokerd.server.handlers.common import endpoint_for
 from brokerd.server.handlers.incremental_alter_configs import (
     APPEND,
     DELETE,
@@ -61,11 +60,11 @@ def test_apply_operations() -> None:
         apply_operations({}, [{"name": "a", "config_operation": 9, "value": "1"}], {})
 
 
-def test_endpoint_for_picks_the_request_listener() -> None:
+def test_registration_endpoint_picks_the_request_listener() -> None:
     registration = BrokerRegistration(1, "h", 9092, ("PLAINTEXT://h:9092", "SASL_SSL://s:9292"))
-    assert endpoint_for(registration, "SASL_SSL") == ("s", 9292)
-    assert endpoint_for(registration, "SSL") is None
-    assert endpoint_for(BrokerRegistration(2, "old", 1), "PLAINTEXT") == ("old", 1)
+    assert registration.endpoint("SASL_SSL") == ("s", 9292)
+    assert registration.endpoint("SSL") is None
+    assert BrokerRegistration(2, "old", 1).endpoint("PLAINTEXT") == ("old", 1)
 
 
 @pytest.mark.parametrize("name", ["", ".", "..", "a" * 250, "bad name", "ü"])

@@ -1,0 +1,30 @@
+"""Each component's settings from the broker's config keys.
+
+Why here: only the server layer reads :class:`~brokerd.config.BrokerConfig`; the layers
+below take small settings objects of their own (named after Kafka's keys), so they test
+without a broker config and never see keys that are not theirs.
+"""
+
+from __future__ import annotations
+
+from brokerd.config import BrokerConfig
+from brokerd.groups import GroupConfig
+from brokerd.replication.fetcher import FetchSettings
+
+
+def group_config(config: BrokerConfig) -> GroupConfig:
+    """The group coordinator's settings from the ``group.*``/``offsets.*`` keys."""
+    return GroupConfig(
+        num_partitions=config.offsets_topic_num_partitions,
+        min_session_timeout_ms=config.group_min_session_timeout_ms,
+        max_session_timeout_ms=config.group_max_session_timeout_ms,
+        initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+        offsets_retention_ms=config.offsets_retention_minutes * 60_000,
+    )
+
+
+def fetch_settings(config: BrokerConfig) -> FetchSettings:
+    """The replica fetchers' settings from the ``replica.fetch.*`` keys."""
+    return FetchSettings(
+        config.broker_id, config.replica_fetch_wait_max_ms, config.replica_fetch_max_bytes,
+        config.replica_fetch_response_max_bytes, config.replica_socket_timeout_ms)

@@ -1,0 +1,79 @@
+"""A broker's periodic chores, on one loop task: quota metrics, ISR checks, flushes by
+policy, retention, idle connections, and the minute checkpoints.
+
+Why one task with cadences rather than a task per chore: every chore is cheap when
+nothing changed, they must not overlap with each other (retention deletes segments a
+checkpoint lists), and one place shows what a broker does when it is otherwise idle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+
+from brokerd.replication.manager import ReplicaManager
+from brokerd.server.listener import Listener
+from brokerd.server.quotas import BrokerQuotaGlue
+from brokerd.storage import LogManager
+
+log = logging.getLogger(__name__)
+
+HOUSEKEEPING_INTERVAL_S = 1.0
+# Kafka's log.flush.offset.checkpoint.interval.ms default: recovery points every minute.
+CHECKPOINT_INTERVAL_S = 60.0
+# Kafka's log.retention.check.interval.ms default is 5 minutes; we check every 30 s because
+# a check of an idle log is a handful of comparisons.
+RETENTION_INTERVAL_S = 30.0
+# Logs snapshotted between yields to the loop: a snapshot may write and fsync a file.
+CHECKPOINT_CHUNK = 16
+
+
+class Housekeeper:
+    """Runs the chores every second until cancelled."""
+
+    def __init__(self, quotas: BrokerQuotaGlue, replicas: ReplicaManager,
+                 log_manager: LogManager, listeners: Sequence[Listener],
+                 connections_max_idle_ms: int) -> None:
+        self.quotas = quotas
+        self.replicas = replicas
+        self.log_manager = log_manager
+        self.listeners = listeners
+        self.connections_max_idle_s = connections_max_idle_ms / 1000
+
+    async def run(self) -> None:
+        """Flushes by policy run their fsync in a worker thread (see ``Log.flush``)."""
+        loop = asyncio.get_running_loop()
+        last_checkpoint = last_retention = time.monotonic()
+        while True:
+            await asyncio.sleep(HOUSEKEEPING_INTERVAL_S)
+            now = time.monotonic()
+            now_ms = int(time.time() * 1000)
+            try:
+                self.quotas.refresh_metrics()
+                self.replicas.check_isrs()
+                for due in self.log_manager.logs_due_for_flush(now_ms):
+                    await loop.run_in_executor(None, due.flush)
+                if now - last_retention >= RETENTION_INTERVAL_S:
+                    last_retention = now
+                    self.log_manager.enforce_retention(now_ms)
+                    self.log_manager.delete_expired_files(now_ms)
+                for listener in self.listeners:
+                    listener.close_idle(now - self.connections_max_idle_s)
+                if now - last_checkpoint >= CHECKPOINT_INTERVAL_S:
+                    last_checkpoint = now
+                    await self.checkpoint()
+            except Exception:
+                log.exception("housekeeping failed; retrying next round")
+
+    async def checkpoint(self) -> None:
+        """Producer-state snapshots a chunk of logs at a time (thousands in one go would
+        stall the loop for seconds), then the checkpoint files.  A log deleted meanwhile
+        is skipped."""
+        for count, (key, log_) in enumerate(self.log_manager.all_logs().items(), 1):
+            if self.log_manager.get(*key) is log_:
+                log_.take_producer_snapshot()
+            if count % CHECKPOINT_CHUNK == 0:
+                await asyncio.sleep(0)
+        self.log_manager.write_checkpoints()

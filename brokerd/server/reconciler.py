@@ -1,0 +1,154 @@
+"""Reconciliation: make the replicas this broker hosts match the partition state ZooKeeper
+holds (lead, follow, or delete each), as topic events arrive.
+
+Why apart from the broker: this is the one place that turns cluster metadata into local
+replica roles (Kafka's ``ReplicaManager.becomeLeaderOrFollower`` driven by LeaderAndIsr),
+and it has its own rules: state already applied costs two lookups, large topics apply a
+chunk at a time so one event over thousands of partitions never stalls the loop, and a
+newer event supersedes a running chunked one.  Coordinators of internal topics
+(``__consumer_offsets``, later ``__transaction_state``) follow the leadership it applies
+through :class:`~brokerd.server.internal_topics.LeadershipFollower` callbacks.
+
+Not thread-safe: the loop thread only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+
+from brokerd.coordination.znodes import PartitionState, TopicMetadata
+from brokerd.replication.manager import ReplicaManager
+from brokerd.replication.partition import NO_LEADER
+from brokerd.server.metadata_cache import MetadataCache
+from brokerd.storage import LogConfig
+
+log = logging.getLogger(__name__)
+
+# Partitions handled between yields to the loop: each may cost milliseconds of file work
+# (creating a log, writing its leader-epoch checkpoint), so a chunk stays well under a
+# follower's fetch wait.  Topics up to SYNC_RECONCILE_MAX partitions apply at once.
+RECONCILE_CHUNK = 16
+SYNC_RECONCILE_MAX = 64
+
+LeadershipApplied = Callable[[str], None]
+
+
+class Reconciler:
+    """Applies topic events to the metadata cache and to this broker's replicas."""
+
+    def __init__(self, broker_id: int, cache: MetadataCache, replicas: ReplicaManager,
+                 log_config_for: Callable[[dict[str, str]], LogConfig]) -> None:
+        self.broker_id = broker_id
+        self.cache = cache
+        self.replicas = replicas
+        self.log_config_for = log_config_for
+        # Called with a topic's name once its replicas' roles are applied (or the topic is
+        # gone): internal-topic coordinators re-read which partitions this broker leads.
+        self.on_applied: list[LeadershipApplied] = []
+        # Partition state (and replica list) last applied to each hosted replica, and the
+        # running chunked reconciliation of each large topic.
+        self._applied: dict[tuple[str, int], tuple[PartitionState, tuple[int, ...]]] = {}
+        self._running: dict[str, asyncio.Task[None]] = {}
+
+    def topic_changed(self, name: str, metadata: TopicMetadata | None) -> None:
+        previous = self.cache.topic(name)
+        self.cache.put_topic(name, metadata)
+        running = self._running.pop(name, None)
+        if running is not None:
+            running.cancel()  # the fresh metadata supersedes it; _applied says what it did
+        if metadata is None or (previous is not None
+                                and previous.topic_id != metadata.topic_id):
+            self._drop_topic(name)  # deleted, or deleted and created again
+        if metadata is None:
+            self._applied_to(name)
+            return
+        config = self.log_config_for(metadata.config)
+        if previous is not None and previous.config != metadata.config:
+            self.replicas.update_config(name, config)
+        partitions = list(metadata.replicas)
+        if len(partitions) <= SYNC_RECONCILE_MAX:
+            for partition in partitions:
+                self._reconcile(metadata, partition, config)
+            self._applied_to(name)
+            return
+        task = asyncio.get_running_loop().create_task(
+            self._reconcile_in_chunks(metadata, partitions, config))
+        self._running[name] = task
+        task.add_done_callback(lambda done: self._chunks_done(name, done))
+
+    async def settled(self) -> None:
+        """Wait until no chunked reconciliation runs (start-up waits before serving)."""
+        while self._running:
+            await asyncio.gather(*self._running.values(), return_exceptions=True)
+
+    def cancel(self) -> None:
+        """Stop every running reconciliation: no log may be created while the logs close."""
+        for running in self._running.values():
+            running.cancel()
+
+    def warn_about_orphans(self, topics_on_disk: Iterable[str]) -> None:
+        """Logs of topics ZooKeeper does not know (deleted while this broker was down) are
+        kept, not deleted: a wrong chroot must never wipe a broker's data."""
+        orphans = sorted({topic for topic in topics_on_disk if self.cache.topic(topic) is None})
+        if orphans:
+            log.warning("log dirs hold partitions of topics unknown to ZooKeeper: %s",
+                        ", ".join(orphans))
+
+    def _applied_to(self, name: str) -> None:
+        for callback in self.on_applied:
+            callback(name)
+
+    async def _reconcile_in_chunks(self, metadata: TopicMetadata, partitions: list[int],
+                                   config: LogConfig) -> None:
+        for start in range(0, len(partitions), RECONCILE_CHUNK):
+            if start:
+                await asyncio.sleep(0)
+            for partition in partitions[start:start + RECONCILE_CHUNK]:
+                self._reconcile(metadata, partition, config)
+        self._applied_to(metadata.name)
+
+    def _chunks_done(self, name: str, task: asyncio.Task[None]) -> None:
+        if self._running.get(name) is task:
+            del self._running[name]
+        if not task.cancelled() and task.exception() is not None:
+            log.error("reconciling the replicas of %s failed", name,
+                      exc_info=task.exception())
+
+    def _drop_topic(self, name: str) -> None:
+        for gone in self.replicas.partitions():
+            if gone.topic == name:
+                self._stop_replica(name, gone.index)
+
+    def _stop_replica(self, name: str, partition: int) -> None:
+        self.replicas.stop_replica(name, partition, delete=True)
+        self._applied.pop((name, partition), None)
+
+    def _reconcile(self, metadata: TopicMetadata, partition: int, config: LogConfig) -> None:
+        """Make one partition's replica here match ZooKeeper: lead it, follow its leader,
+        or (no longer a replica here) delete it."""
+        name, me = metadata.name, self.broker_id
+        replicas = metadata.replicas[partition]
+        hosted = self.replicas.get(name, partition)
+        if me not in replicas:
+            if hosted is not None:
+                self._stop_replica(name, partition)
+            return
+        state = metadata.states.get(partition)
+        if state is None:
+            return  # no leadership decided yet
+        throttled = me in metadata.adding_replicas.get(partition, ())
+        if hosted is not None and self._applied.get((name, partition)) == (state, replicas):
+            self.replicas.fetchers.set_throttled((name, partition), throttled)
+            return
+        self._applied[(name, partition)] = (state, replicas)
+        if state.leader == me:
+            self.replicas.become_leader(name, partition, metadata.topic_id, state.leader_epoch,
+                                        config, state.isr, replicas, state.zk_version,
+                                        metadata.removing_replicas.get(partition, ()))
+        else:
+            leader = state.leader if state.leader >= 0 else NO_LEADER
+            self.replicas.become_follower(name, partition, metadata.topic_id, leader,
+                                          state.leader_epoch, config, state.isr, replicas,
+                                          state.zk_version, throttled)
