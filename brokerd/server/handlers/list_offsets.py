@@ -1,7 +1,7 @@
 """ListOffsets (2) v1-7: offsets by timestamp, earliest (-2), latest (-1), max timestamp (-3).
 
-"Latest" is the high watermark (also for read_committed: without transactions the last
-stable offset equals it).  The log indexes batches, Kafka answers with records: a
+"Latest" is the high watermark, or with ``isolation_level`` read_committed the last stable
+offset (a timestamp answer is bounded the same way).  The log indexes batches, Kafka answers with records: a
 timestamp lookup finds the first batch whose max timestamp is at or after the target (the
 max-timestamp lookup, the batch holding the log's newest timestamp), then decodes that one
 batch for the first record at or after the target.  None -> offset -1, Kafka's "no such
@@ -33,6 +33,7 @@ TENANCY = ApiNames(
     request=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),),
     response=(RESPONSE_TOPICS,))
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
+READ_COMMITTED = 1
 
 
 def max_timestamp_offset(log: Log) -> tuple[int, int] | None:
@@ -60,12 +61,13 @@ def exact_record(log: Log, batch_offset: int, timestamp: int) -> tuple[int, int]
     return None
 
 
-def lookup(hosted: Partition, timestamp: int) -> tuple[int, int]:
+def lookup(hosted: Partition, timestamp: int, read_committed: bool = False) -> tuple[int, int]:
     """(timestamp, offset) answered for one partition; (-1, -1) when there is none."""
+    end = hosted.log.last_stable_offset if read_committed else hosted.high_watermark
     if timestamp == EARLIEST:
         return -1, hosted.log_start_offset
     if timestamp == LATEST:
-        return -1, hosted.high_watermark
+        return -1, end
     if timestamp == MAX_TIMESTAMP:
         found = max_timestamp_offset(hosted.log)
         target = found[1] if found is not None else -1
@@ -74,13 +76,14 @@ def lookup(hosted: Partition, timestamp: int) -> tuple[int, int]:
         target = timestamp
     if found is not None:
         found = exact_record(hosted.log, found[0], target) or found
-    if found is None or found[0] >= hosted.high_watermark:
+    if found is None or found[0] >= end:
         return -1, -1
     offset, batch_timestamp = found
     return batch_timestamp, offset
 
 
-def _partition(broker: HandlerContext, topic: str, wanted: dict[str, Any]) -> dict[str, Any]:
+def _partition(broker: HandlerContext, topic: str, wanted: dict[str, Any],
+               read_committed: bool) -> dict[str, Any]:
     index = wanted["partition_index"]
     hosted, error = broker.leader_partition(topic, index)
     if hosted is not None:
@@ -88,7 +91,7 @@ def _partition(broker: HandlerContext, topic: str, wanted: dict[str, Any]) -> di
     if hosted is None or error:
         return {"partition_index": index, "error_code": int(error)}
     try:
-        timestamp, offset = lookup(hosted, wanted["timestamp"])
+        timestamp, offset = lookup(hosted, wanted["timestamp"], read_committed)
     except StorageError as exc:
         return {"partition_index": index, "error_code": int(exc.error_code)}
     return {"partition_index": index, "error_code": 0, "timestamp": timestamp,
@@ -96,7 +99,9 @@ def _partition(broker: HandlerContext, topic: str, wanted: dict[str, Any]) -> di
 
 
 async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
+    read_committed = request.body.get("isolation_level", 0) == READ_COMMITTED
     topics = [{"name": topic["name"],
-               "partitions": [_partition(broker, topic["name"], p) for p in topic["partitions"]]}
+               "partitions": [_partition(broker, topic["name"], p, read_committed)
+                              for p in topic["partitions"]]}
               for topic in request.body["topics"]]
     return {"throttle_time_ms": 0, "topics": topics}
