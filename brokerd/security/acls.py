@@ -109,3 +109,13 @@ def _entry(rule: object) -> AclEntry:
     except ValueError:
         raise InvalidAclData(f"unknown ACL operation {fields['operation']!r}") from None
     return AclEntry(principal, operation, fields["host"])
+
+
+def encode_acls(entries: tuple[AclEntry, ...] | list[AclEntry]) -> bytes:
+    """One resource's znode for ``entries`` (sorted, compact JSON: equal sets, equal bytes,
+    the form the control plane writes too)."""
+    rules = [{"principal": entry.principal, "permissionType": "Allow",
+              "operation": entry.operation.value, "host": entry.host}
+             for entry in sorted(set(entries), key=lambda e: (e.principal, e.operation, e.host))]
+    return json.dumps({"version": 1, "acls": rules}, sort_keys=True,
+                      separators=(",", ":")).encode()

@@ -104,6 +104,17 @@ class Authorizer:
         return {name: self.authorize(principal, operation, resource_type, name, host)
                 for name in dict.fromkeys(resource_names)}
 
+    def rules(self) -> Iterator[tuple[PatternType, ResourceType, str, AclEntry]]:
+        """Every rule held, as (pattern type, resource type, cluster-wide name, entry): what
+        DescribeAcls lists and DeleteAcls matches its filters against."""
+        for (rtype, name), entries in self._literal.items():
+            for entry in entries:
+                yield PatternType.LITERAL, rtype, name, entry
+        for rtype, by_prefix in self._prefixed.items():
+            for name, entries in by_prefix.items():
+                for entry in entries:
+                    yield PatternType.PREFIXED, rtype, name, entry
+
     def _store(self, pattern: PatternType, rtype: ResourceType, name: str,
                entries: tuple[AclEntry, ...]) -> None:
         if pattern is PatternType.LITERAL:
