@@ -100,6 +100,7 @@ class BrowseResult:
     partitions: int | None = None
     stopped: str = ""  # why reading stopped early: a bound, the time budget
     error: str = ""
+    authenticated: bool = True  # False: the secret did not match the key (nothing was read)
 
 
 def render(payload: bytes | None, wanted: str = "auto") -> Shown | None:
@@ -237,5 +238,6 @@ def read_as(api_key: ApiKey, secret: str, topic: str, request: BrowseRequest) ->
     """:func:`read_records` after checking the secret against the key's hash here, so a
     wrong secret gets a plain answer instead of a failed SASL login."""
     if not check_password(secret, api_key.secret_hash):
-        return BrowseResult(error=f"the secret does not match API key {api_key.key}")
+        return BrowseResult(error=f"the secret does not match API key {api_key.key}",
+                            authenticated=False)
     return read_records(api_key.key, secret, topic, request)

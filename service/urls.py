@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from dashboard.api import ConsumerGroupViewSet
+from dashboard.api_topics import TopicMessagesView, TopicStateView, TopicTrafficView
 from quotas.api import ClusterQuotaViewSet, InvoiceViewSet, TenantQuotaViewSet
 from tenants.api import cluster, views
 
@@ -28,6 +29,12 @@ tenant_router.register("consumer-groups", ConsumerGroupViewSet, basename="consum
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),
+    path("api/v1/tenants/<slug:tenant_slug>/topics/<str:name>/state/", TopicStateView.as_view(),
+         name="topic-state"),
+    path("api/v1/tenants/<slug:tenant_slug>/topics/<str:name>/traffic/",
+         TopicTrafficView.as_view(), name="topic-traffic"),
+    path("api/v1/tenants/<slug:tenant_slug>/topics/<str:name>/messages/",
+         TopicMessagesView.as_view(), name="topic-messages"),
     path("api/v1/tenants/<slug:tenant_slug>/", include(tenant_router.urls)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
