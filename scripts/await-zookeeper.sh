@@ -6,7 +6,9 @@ set -euo pipefail
 port=$1
 shift
 for _ in $(seq 1 240); do
-  if exec 3<>"/dev/tcp/127.0.0.1/$port" 2>/dev/null; then
+  # The braces matter: a bare `exec 3<>… 2>/dev/null` would redirect this shell's stderr,
+  # and so the exec'd command's (the broker's log lines), to /dev/null for good.
+  if { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
     printf 'srvr' >&3
     if timeout 2 cat <&3 | grep -q "Mode:"; then
       exec 3>&-

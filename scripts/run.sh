@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make run`: the whole service in the foreground under honcho (Ctrl-C stops every child).
+# `make run`: the whole service in the foreground under scripts/supervise.py (Ctrl-C stops every
+# child, last started first, each with STOP_GRACE_S seconds (45) for a clean shutdown).
 # Writes var/Procfile from the current environment: ZooKeeper, Redis (unless one already
 # answers on REDIS_URL), web (migrate + bootstrap + daphne), Celery worker and beat, brokers.
 set -euo pipefail
@@ -46,4 +47,4 @@ procfile=var/Procfile
   done
 } > "$procfile"
 echo "starting: $(cut -d: -f1 "$procfile" | tr '\n' ' ')"
-exec .venv/bin/honcho --procfile "$procfile" --app-root . start
+exec .venv/bin/python scripts/supervise.py "$procfile"
