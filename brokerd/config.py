@@ -81,6 +81,10 @@ class BrokerConfig:
     advertised_listeners: tuple[Endpoint, ...] = ()
     rack: str | None = None
     metrics_port: int | None = None
+    # ``metrics.bind.address``: where the Prometheus endpoint listens; by default the host of
+    # the first listener, so a broker whose listeners are all on 127.0.0.1 exposes nothing
+    # else either (0.0.0.0: every interface, as for a listener without a host).
+    metrics_bind_address: str = "0.0.0.0"
     auto_create_topics_enable: bool = True
     delete_topic_enable: bool = True
     num_partitions: int = 1
@@ -232,6 +236,7 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         if advertised else (),
         rack=props.get("broker.rack") or None,
         metrics_port=_as_int(props, "metrics.port", 0) if metrics_port else None,
+        metrics_bind_address=props.get("metrics.bind.address", listeners[0].host),
         auto_create_topics_enable=_as_bool(props, "auto.create.topics.enable", True),
         delete_topic_enable=_as_bool(props, "delete.topic.enable", True),
         num_partitions=_as_int(props, "num.partitions", 1),

@@ -121,7 +121,7 @@ class Broker:
         await self.reconciler.settled()  # and the large topics' chunked reconciliations
         self.reconciler.warn_about_orphans(topic for topic, _ in self.log_manager.all_logs())
         if self.config.metrics_port is not None:
-            self.probe.serve(self.config.metrics_port)
+            self.probe.serve(self.config.metrics_port, self.config.metrics_bind_address)
         for listener in self.listeners:
             await listener.start_serving()
         self._housekeeping = loop.create_task(self._housekeeper.run())

@@ -83,6 +83,19 @@ def test_metrics_endpoint(broker: BrokerProcess) -> None:
     assert 'kafka_server_messages_in_total{topic="metered"} 100.0' in text
     assert 'kafka_network_request_seconds_count{api="produce"}' in text
     assert 'kafka_log_size_bytes{partition="0",topic="metered"}' in text
+    # Listeners on 127.0.0.1 only: the metrics endpoint listens there too, not on 0.0.0.0.
+    assert _listening_addresses(broker.metrics_port) == ["127.0.0.1"]
+
+
+def _listening_addresses(port: int) -> list[str]:
+    """IPv4 addresses with a socket listening on ``port`` (from /proc/net/tcp)."""
+    addresses = []
+    for line in open("/proc/net/tcp").read().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        host, port_hex = local.split(":")
+        if state == "0A" and int(port_hex, 16) == port:  # 0A: LISTEN
+            addresses.append(".".join(str(b) for b in reversed(bytes.fromhex(host))))
+    return addresses
 
 
 def test_two_brokers_split_partition_leadership(

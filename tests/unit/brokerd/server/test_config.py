@@ -85,3 +85,11 @@ def test_fetch_session_cache_keys() -> None:
                 "min.incremental.fetch.session.eviction.ms"):
         with pytest.raises(ConfigError, match=key):
             build_config({**REQUIRED, key: "-1"})
+
+
+def test_metrics_bind_to_the_first_listeners_host_unless_told_otherwise() -> None:
+    assert build_config(REQUIRED).metrics_bind_address == "127.0.0.1"
+    assert build_config({**REQUIRED, "listeners": "PLAINTEXT://:9092"}
+                        ).metrics_bind_address == "0.0.0.0"
+    assert build_config({**REQUIRED, "metrics.bind.address": "10.0.0.5"}
+                        ).metrics_bind_address == "10.0.0.5"
