@@ -44,7 +44,7 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
-from brokerd.coordination import writes, znodes
+from brokerd.coordination import security_writes, writes, znodes
 from brokerd.coordination.controller import Controller
 from brokerd.coordination.isr_writes import IsrRequest, IsrWriter
 from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
@@ -462,6 +462,14 @@ class ZkCoordinator:
     async def set_topic_config(self, name: str, config: dict[str, str]) -> None:
         await self._run(writes.set_or_create, self._client, znodes.topic_config_path(name),
                         znodes.encode_topic_config(config))
+
+    async def update_security_node(self, path: str, change: security_writes.Change,
+                                   notification_path: str, notification: bytes
+                                   ) -> tuple[bytes | None, bytes | None]:
+        """A conditional read-modify-write of an ACL or user config node plus its change
+        notification (the admin APIs' writes, see :mod:`.security_writes`)."""
+        return await self._run(security_writes.update_node, self._client, path, change,
+                               notification_path, notification)
 
     async def controlled_shutdown(self, timeout_s: float) -> bool:
         """Ask the controller to move this broker's leaderships to other in-sync replicas
