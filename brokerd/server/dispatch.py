@@ -4,8 +4,10 @@ Version policy (the reason this is one place): a request is served only at a ver
 broker advertises in ApiVersions (``handlers.API_TABLE``), never merely because the codec
 can parse it.  ApiVersions itself answers ANY version: one the broker does not know gets
 UNSUPPORTED_VERSION (35) with a v0 body carrying the full table, so the client can pick a
-version and retry (KIP-511).  Any other API at an unsupported version closes the
-connection, as Kafka does — there is no way to encode an answer the client can parse.
+version and retry (KIP-511).  Another API at a version the codec reads but the broker does
+not serve (below Kafka 4.0's floor, KIP-896) gets UNSUPPORTED_VERSION in that version's own
+response (``server.unsupported_version``); a version the codec cannot even read closes the
+connection — there is no way to encode an answer the client can parse.
 
 Security policy (also one place): until a SASL connection has authenticated, only
 ApiVersions, SaslHandshake and SaslAuthenticate are served; anything else closes it.  After
@@ -36,6 +38,7 @@ from brokerd.protocol import (
     response_with_defaults,
 )
 from brokerd.protocol.messages import ALL_MESSAGES
+from brokerd.server import unsupported_version
 from brokerd.server.handlers import API_TABLE, ApiEntry, api_versions, sasl_authenticate
 from brokerd.server.request import Request
 from brokerd.server.tenancy import Guard
@@ -99,13 +102,13 @@ class Dispatcher:
                 return self._api_versions_unsupported(exc.correlation_id)
             raise
         entry = API_TABLE.get(header.api_key)
-        if entry is None or not entry.min_version <= header.api_version <= entry.max_version:
-            if header.api_key == ApiKey.API_VERSIONS:
-                return self._api_versions_unsupported(header.correlation_id)
-            raise ProtocolError(f"api {header.api_key} v{header.api_version} is not served")
+        if entry is None:
+            raise ProtocolError(f"api {header.api_key} is not served")
         if connection.principal is None and header.api_key not in PRE_AUTHENTICATION_APIS:
             connection.close(f"{entry.name} before SASL authentication")
             return None
+        if not entry.min_version <= header.api_version <= entry.max_version:
+            return self._unsupported(entry, header, body)
         guard = self._guard(connection, entry)
         denial = guard.admit(body, header.api_version) if guard is not None else None
         started = time.perf_counter()
@@ -142,6 +145,21 @@ class Dispatcher:
             raise ProtocolError(f"api {entry.name} is not served to tenant principals")
         return Guard(entry.tenancy, principal, namespace, connection.peer_ip, security.authorizer,
                      self._resources)
+
+    def _unsupported(self, entry: ApiEntry, header: RequestHeader, body: dict[str, Any]
+                     ) -> list[Any]:
+        """A version the codec reads but the broker does not serve: UNSUPPORTED_VERSION in
+        that version's own response (KIP-896's floor), or a closed connection when the
+        version has nowhere to carry it."""
+        if header.api_key == ApiKey.API_VERSIONS:
+            return self._api_versions_unsupported(header.correlation_id)
+        answer = unsupported_version.error_response(header.api_key, header.api_version, body)
+        if answer is None:
+            raise ProtocolError(f"api {header.api_key} v{header.api_version} is not served")
+        # Counted under its own version, so operators can see who still sends old ones.
+        self._broker.probe.request_done(entry.name, header.api_version, 0.0)
+        return encode_response(header, response_with_defaults(
+            header.api_key, header.api_version, answer))
 
     @staticmethod
     def _api_versions_unsupported(correlation_id: int) -> list[Any]:

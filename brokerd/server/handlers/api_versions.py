@@ -21,13 +21,21 @@ MIN_VERSION, MAX_VERSION = 0, 3
 TENANCY = ApiNames()
 
 
+# The one range advertised wider than served, as Kafka 4.0 does (KAFKA-18659): librdkafka
+# before its fix for issue 4956 enables gzip/snappy/lz4/zstd only if Produce v0-2 appear in
+# ApiVersions, and otherwise silently produces uncompressed.  Clients pick the highest
+# common version, so none picks v0-2; one that does gets UNSUPPORTED_VERSION.
+ADVERTISED_MIN_VERSIONS = {ApiKey.PRODUCE: 0}
+
+
 def response_body(error_code: int = ErrorCode.NONE) -> dict[str, Any]:
     from brokerd.server.handlers import API_TABLE
 
     return {
         "error_code": int(error_code),
         "api_keys": [
-            {"api_key": int(entry.api_key), "min_version": entry.min_version,
+            {"api_key": int(entry.api_key),
+             "min_version": ADVERTISED_MIN_VERSIONS.get(entry.api_key, entry.min_version),
              "max_version": entry.max_version}
             for entry in sorted(API_TABLE.values(), key=lambda e: e.api_key)
         ],

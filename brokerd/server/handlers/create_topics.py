@@ -1,4 +1,4 @@
-"""CreateTopics (19) v0-7: validate, place, write ZooKeeper, wait for leaders.
+"""CreateTopics (19) v2-7: validate, place, write ZooKeeper, wait for leaders.
 
 ``num_partitions`` / ``replication_factor`` of -1 (v4+) mean the broker defaults; explicit
 ``assignments`` replace both.  ``validate_only`` runs every check and writes nothing.
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.CREATE_TOPICS
-MIN_VERSION, MAX_VERSION = 0, 7
+MIN_VERSION, MAX_VERSION = 2, 7  # v0-1 removed by Kafka 4.0 (KIP-896)
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
     request=(Names(("topics", "name"), Rt.TOPIC, Op.CREATE, TOPIC_DENIED),),

@@ -1,4 +1,4 @@
-"""DeleteTopics (20) v0-6: remove topics from ZooKeeper; every broker then drops the logs.
+"""DeleteTopics (20) v1-6: remove topics from ZooKeeper; every broker then drops the logs.
 
 v6 may name topics by id.  The answer waits (bounded by ``timeout_ms``) until the deletion
 reached this broker's metadata, so a following Metadata request no longer lists it.
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.DELETE_TOPICS
-MIN_VERSION, MAX_VERSION = 0, 6
+MIN_VERSION, MAX_VERSION = 1, 6  # v0 removed by Kafka 4.0 (KIP-896)
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
     request=(Names(("topic_names",), Rt.TOPIC, Op.DELETE, TOPIC_DENIED),

@@ -1,4 +1,4 @@
-"""DescribeConfigs (32) v0-4: a topic's effective configuration and where each value came
+"""DescribeConfigs (32) v1-4: a topic's effective configuration and where each value came
 from; a broker's static settings.
 
 Sources (Kafka's ConfigSource): 1 DYNAMIC_TOPIC_CONFIG (set on the topic in ZooKeeper),
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
-MIN_VERSION, MAX_VERSION = 0, 4
+MIN_VERSION, MAX_VERSION = 1, 4  # v0 removed by Kafka 4.0 (KIP-896)
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
     request=(Names(("resources", "resource_name"), Rt.TOPIC, Op.DESCRIBE_CONFIGS,

@@ -1,10 +1,11 @@
-"""Metadata (3) v1-12: brokers, controller, topics with ids, leaders, epochs, replicas, ISR.
+"""Metadata (3) v0-12: brokers, controller, topics with ids, leaders, epochs, replicas, ISR.
 
 Brokers are described by their endpoint for the listener the request arrived on, so a
 client connected to the SASL listener is never sent to a PLAINTEXT port.  Unknown topics
 are auto-created when both the broker (``auto.create.topics.enable``) and the client
 (``allow_auto_topic_creation``, v4+) allow it; the answer then waits briefly for the new
-leaders so the client's next produce goes straight through.
+leaders so the client's next produce goes straight through.  v0 (still served by Kafka
+4.0) has no null topic list: there an empty list asks for every topic.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.METADATA
-MIN_VERSION, MAX_VERSION = 1, 12
+MIN_VERSION, MAX_VERSION = 0, 12
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
     request=(Names(("topics", "name"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),),
@@ -90,7 +91,7 @@ async def _resolve(broker: HandlerContext, request: Request, wanted: dict[str, A
 
 async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     requested = request.body.get("topics")
-    if requested is None:
+    if requested is None or (request.version == 0 and not requested):
         topics = [topic_entry(broker, m) for _, m in sorted(broker.cache.topics.items())]
     else:
         topics = [await _resolve(broker, request, wanted) for wanted in requested]

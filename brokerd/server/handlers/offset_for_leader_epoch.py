@@ -1,4 +1,4 @@
-"""OffsetForLeaderEpoch (23) v0-4: where a leader epoch's writes ended on this leader.
+"""OffsetForLeaderEpoch (23) v2-4: where a leader epoch's writes ended on this leader.
 
 Followers ask before fetching from a new leader to find a divergent tail (KIP-279);
 consumers ask after a leader change to detect truncation (KIP-320).  The answer is the
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
-MIN_VERSION, MAX_VERSION = 0, 4
+MIN_VERSION, MAX_VERSION = 2, 4  # v0-1 removed by Kafka 4.0 (KIP-896)
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
     request=(Names(("topics", "topic"), Rt.TOPIC, Op.DESCRIBE, TOPIC_DENIED),),

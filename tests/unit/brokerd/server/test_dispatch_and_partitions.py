@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from brokerd.protocol import ApiKey, ErrorCode, ProtocolError, decode_response, encode_request
+from brokerd.protocol import ApiKey, ErrorCode, decode_response, encode_request
 from brokerd.protocol.records import build_batch
 from brokerd.replication.manager import ReplicaManager
 from brokerd.security import ANONYMOUS, TenantNamespace
@@ -53,15 +53,6 @@ def test_api_versions_answers_any_version() -> None:
     assert {entry["api_key"] for entry in body["api_keys"]} == set(API_TABLE)
     current = _join(_dispatch(encode_request(ApiKey.API_VERSIONS, 3, 1, "c", {})) or [])
     assert decode_response(ApiKey.API_VERSIONS, 3, current[4:])[1]["error_code"] == 0
-
-
-@pytest.mark.parametrize(("api_key", "version"), [(ApiKey.PRODUCE, 2), (ApiKey.METADATA, 0),
-                                                  (ApiKey.OFFSET_COMMIT, 0)])
-def test_versions_the_codec_knows_but_we_do_not_serve_are_refused(api_key: int, version: int
-                                                                  ) -> None:
-    frame = encode_request(api_key, version, 1, "c", {})
-    with pytest.raises(ProtocolError, match="not served"):
-        _dispatch(frame)
 
 
 def _records(*values: bytes) -> memoryview:

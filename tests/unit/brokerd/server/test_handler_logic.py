@@ -20,17 +20,17 @@ from brokerd.server.topic_admin import plan_new_topic, validate_topic_name
 
 def test_api_versions_advertises_exactly_the_required_table_within_the_codec() -> None:
     required = {
-        ApiKey.API_VERSIONS: (0, 3), ApiKey.METADATA: (1, 12), ApiKey.PRODUCE: (3, 10),
-        ApiKey.FETCH: (4, 12), ApiKey.LIST_OFFSETS: (1, 7), ApiKey.CREATE_TOPICS: (0, 7),
-        ApiKey.DELETE_TOPICS: (0, 6), ApiKey.CREATE_PARTITIONS: (0, 3),
-        ApiKey.DESCRIBE_CONFIGS: (0, 4), ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+        ApiKey.API_VERSIONS: (0, 3), ApiKey.METADATA: (0, 12), ApiKey.PRODUCE: (0, 10),
+        ApiKey.FETCH: (4, 12), ApiKey.LIST_OFFSETS: (1, 7), ApiKey.CREATE_TOPICS: (2, 7),
+        ApiKey.DELETE_TOPICS: (1, 6), ApiKey.CREATE_PARTITIONS: (0, 3),
+        ApiKey.DESCRIBE_CONFIGS: (1, 4), ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
         ApiKey.INIT_PRODUCER_ID: (0, 4), ApiKey.DESCRIBE_CLUSTER: (0, 1),
         ApiKey.DELETE_RECORDS: (0, 2), ApiKey.FIND_COORDINATOR: (0, 6),
         ApiKey.JOIN_GROUP: (0, 9), ApiKey.SYNC_GROUP: (0, 5), ApiKey.HEARTBEAT: (0, 4),
-        ApiKey.LEAVE_GROUP: (0, 5), ApiKey.OFFSET_COMMIT: (1, 8), ApiKey.OFFSET_FETCH: (1, 8),
+        ApiKey.LEAVE_GROUP: (0, 5), ApiKey.OFFSET_COMMIT: (2, 8), ApiKey.OFFSET_FETCH: (1, 8),
         ApiKey.LIST_GROUPS: (0, 4), ApiKey.DESCRIBE_GROUPS: (0, 5), ApiKey.DELETE_GROUPS: (0, 2),
         ApiKey.OFFSET_DELETE: (0, 0), ApiKey.SASL_HANDSHAKE: (0, 1),
-        ApiKey.SASL_AUTHENTICATE: (0, 2), ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 4),
+        ApiKey.SASL_AUTHENTICATE: (0, 2), ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
     }
     body = api_versions.response_body()
     advertised = {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}
