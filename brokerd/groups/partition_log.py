@@ -15,9 +15,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 
+from brokerd.groups.txn_offsets import resolve_transactions
 from brokerd.protocol.records import decode_records, iter_batches
 from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import Partition
+from brokerd.storage.transactions import CONTROL_PREFIX_BYTES, control_type
 
 OFFSETS_TOPIC = "__consumer_offsets"
 
@@ -32,24 +34,43 @@ class NotOffsetsLeaderError(Exception):
 
 
 class ReplicaOffsetsLog:
-    """Reads and appends ``__consumer_offsets`` partitions led by this broker."""
+    """Reads and appends the partitions of ``topic`` (``__consumer_offsets``, or another
+    coordinator's internal topic such as ``__transaction_state``) led by this broker."""
 
     def __init__(self, replicas: ReplicaManager, commit_timeout_ms: int = 5000,
-                 read_chunk_bytes: int = 1024 * 1024) -> None:
+                 read_chunk_bytes: int = 1024 * 1024, topic: str = OFFSETS_TOPIC) -> None:
         self._replicas = replicas
         self._commit_timeout_ms = commit_timeout_ms
         self._read_chunk_bytes = read_chunk_bytes
+        self.topic = topic
+        # Records of transactions (TxnOffsetCommit) the last read found without a marker.
+        self._open: dict[int, dict[int, list[tuple[bytes, bytes | None]]]] = {}
 
     def _hosted(self, partition: int) -> Partition:
-        hosted = self._replicas.leader(OFFSETS_TOPIC, partition)
+        hosted = self._replicas.leader(self.topic, partition)
         if hosted is None:
-            raise NotOffsetsLeaderError(f"{OFFSETS_TOPIC}-{partition} is not led here")
+            raise NotOffsetsLeaderError(f"{self.topic}-{partition} is not led here")
         return hosted
+
+    def leader_epoch(self, partition: int) -> int:
+        return self._hosted(partition).leader_epoch
 
     def read_partition(self, partition: int) -> Iterator[tuple[bytes | None, bytes | None]]:
         """Records from the log start to the high watermark (committed data only), in
-        chunks so a large partition is never read into memory at once.  Control batches
-        (transaction markers) carry no coordinator records and are skipped."""
+        chunks so a large partition is never read into memory at once.  Transactional
+        records (TxnOffsetCommit) appear at their commit marker and never if aborted;
+        those still open are kept for :meth:`open_transactions`."""
+        held: dict[int, list[tuple[bytes, bytes | None]]] = {}
+        self._open[partition] = held
+        yield from resolve_transactions(self._entries(partition), held)  # type: ignore[misc]
+
+    def open_transactions(self, partition: int) -> dict[int, list[tuple[bytes, bytes | None]]]:
+        """Producer id -> records of its transaction with no marker yet, as of the last
+        :meth:`read_partition` of ``partition``."""
+        return self._open.pop(partition, {})
+
+    def _entries(self, partition: int
+                 ) -> Iterator[tuple[int, int | None, tuple[bytes | None, bytes | None] | None]]:
         hosted = self._hosted(partition)
         offset = hosted.log_start_offset
         end = hosted.high_watermark
@@ -57,10 +78,15 @@ class ReplicaOffsetsLog:
             data = hosted.log.read(offset, self._read_chunk_bytes, max_offset=end).read()
             progressed = False
             for position, header in iter_batches(data):
-                if not header.is_control:
+                producer_id = header.producer_id if header.is_transactional else -1
+                if header.is_control:
+                    marker = control_type(data[position:position + CONTROL_PREFIX_BYTES])
+                    if marker is not None:
+                        yield producer_id, marker, None
+                else:
                     for record in decode_records(data, position, header):
                         if record.offset >= offset:  # the log start may fall inside a batch
-                            yield record.key, record.value
+                            yield producer_id, None, (record.key, record.value)
                 offset = header.last_offset + 1
                 progressed = True
             if not progressed:
@@ -74,8 +100,8 @@ class ReplicaOffsetsLog:
             committed = await asyncio.wait_for(hosted.wait_for_commit(result.last_offset),
                                                self._commit_timeout_ms / 1000)
         except TimeoutError:
-            raise TimeoutError(f"{OFFSETS_TOPIC}-{partition} did not commit offset "
+            raise TimeoutError(f"{self.topic}-{partition} did not commit offset "
                                f"{result.last_offset} in {self._commit_timeout_ms} ms") from None
         if not committed:
-            raise NotOffsetsLeaderError(f"lost leadership of {OFFSETS_TOPIC}-{partition}")
+            raise NotOffsetsLeaderError(f"lost leadership of {self.topic}-{partition}")
         return result.base_offset

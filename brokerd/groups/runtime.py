@@ -42,6 +42,7 @@ from brokerd.groups.responses import (
     requested_offsets,
 )
 from brokerd.groups.shard import GroupShard
+from brokerd.groups.txn_offsets import PendingTxnOffsets
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.protocol.records import build_batch
 
@@ -111,6 +112,7 @@ class GroupCoordinator:
         self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
         self._expiry_task: asyncio.Task[None] | None = None
+        self._txn_offsets = PendingTxnOffsets()
 
     # -- ownership -------------------------------------------------------------------------
 
@@ -146,6 +148,10 @@ class GroupCoordinator:
         except Exception:
             self._partitions.pop(partition, None)
             raise
+        open_transactions = getattr(self._log, "open_transactions", None)
+        if open_transactions is not None:
+            for producer_id, records in open_transactions(partition).items():
+                self._txn_offsets.add(partition, producer_id, records)
         owned.loading = False
         for group_id in owned.shard.group_ids():
             self._rearm(owned, group_id)
@@ -155,6 +161,7 @@ class GroupCoordinator:
         owned = self._partitions.pop(partition, None)
         if owned is None:
             return
+        self._txn_offsets.forget_partition(partition)
         for handle in owned.timers.values():
             handle.cancel()
         for waiter in list(self._waiters.values()):
@@ -205,6 +212,54 @@ class GroupCoordinator:
     async def offset_commit(self, body: dict[str, Any], api_version: int) -> Response:
         return await self._run(ApiKey.OFFSET_COMMIT, body["group_id"], body,
                                lambda shard, _token, now: shard.offset_commit(body, now))
+
+    async def txn_offset_commit(self, body: dict[str, Any], api_version: int) -> Response:
+        """TxnOffsetCommit: validated like an OffsetCommit, appended at once as a
+        transactional batch of the producer, visible only once the commit marker arrives
+        (:meth:`complete_transaction`; see :mod:`brokerd.groups.txn_offsets`)."""
+        group_id = body["group_id"]
+        commit_body = {"group_id": group_id, "generation_id_or_member_epoch":
+                       body.get("generation_id", -1), "member_id": body.get("member_id", ""),
+                       "group_instance_id": body.get("group_instance_id"),
+                       "retention_time_ms": -1, "topics": [
+                           {"name": topic["name"], "partitions": [
+                               {**part, "commit_timestamp": -1} for part in topic["partitions"]]}
+                           for topic in body["topics"]]}
+        owned, error = self._owner(group_id)
+        if owned is None:
+            return error_response(ApiKey.OFFSET_COMMIT, commit_body, error)
+        async with self._group_lock(owned, group_id):
+            if self._partitions.get(owned.number) is not owned:
+                return error_response(ApiKey.OFFSET_COMMIT, commit_body,
+                                      ErrorCode.NOT_COORDINATOR)
+            outcome = owned.shard.offset_commit(commit_body, self._clock())
+            if outcome.records:
+                batch = build_batch([(key, value, [], self._clock())
+                                     for key, value in outcome.records],
+                                    producer_id=body["producer_id"],
+                                    producer_epoch=body["producer_epoch"],
+                                    is_transactional=True)
+                try:
+                    await self._log.append(owned.number, batch)
+                except Exception:
+                    logger.exception("appending transactional offsets of group %r failed",
+                                     group_id)
+                    return error_response(ApiKey.OFFSET_COMMIT, commit_body,
+                                          ErrorCode.COORDINATOR_NOT_AVAILABLE)
+                self._txn_offsets.add(owned.number, body["producer_id"], outcome.records)
+        assert outcome.response is not None
+        return outcome.response
+
+    def complete_transaction(self, partition: int, producer_id: int, commit: bool) -> None:
+        """A transaction marker reached offsets partition ``partition``: a commit makes the
+        producer's transactional offsets visible, an abort drops them."""
+        owned = self._partitions.get(partition)
+        records = self._txn_offsets.complete(partition, producer_id, commit)
+        if owned is None:
+            return
+        now = self._clock()
+        for key, value in records:
+            owned.shard.replay(key, value, now)
 
     async def offset_delete(self, body: dict[str, Any], api_version: int) -> Response:
         return await self._run(ApiKey.OFFSET_DELETE, body["group_id"], body,
