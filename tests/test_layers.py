@@ -20,8 +20,8 @@ from pathlib import Path
 
 from tests.support.services import REPO_ROOT
 
-BROKERD_LAYERS = ["protocol", "storage", "replication", "coordination", "groups", "quota",
-                  "security", "metering", "server"]
+BROKERD_LAYERS = ["protocol", "storage", "replication", "coordination", "groups",
+                  "transactions", "quota", "security", "metering", "server"]
 CONTROL_PLANE = ["service", "tenants", "quotas", "dashboard"]
 CONTROL_PLANE_LAYERS = ["tenants", "quotas", "dashboard", "service"]  # bottom to top
 DJANGO_SIDE = {"django", "rest_framework", "drf_spectacular", "celery", "channels", *CONTROL_PLANE}
