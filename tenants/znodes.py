@@ -2,7 +2,7 @@
 
 Pure functions (no I/O) so the formats are unit-tested in milliseconds.  Brokers read:
 
-- ``/tenants/<slug>``: ``{"version":1,"name":…,"plan":…,"status":…,"quota_defaults":{…},"max_partitions":N}``
+- ``/tenants/<slug>``: ``{"version":1,"name":…,"plan":…,"status":…,"quota_defaults":{…},"max_partitions":N,"acl_admin":bool,"replication_factor":N|null}``
 - ``/config/users/<api-key>``: the key's SCRAM credentials plus the principal and tenant it
   authenticates as (``{"version":1,"config":{"SCRAM-SHA-256":…,"SCRAM-SHA-512":…,"principal":…,"tenant":…}}``)
 - ``/config/users/<user>[/clients/<client>]``, ``/config/clients/<client>``: quota overrides
@@ -68,10 +68,15 @@ def tenant_znode(slug: str) -> str:
 
 
 def tenant_payload(*, name: str, plan: str, status: str, quota_defaults: Mapping[str, str],
-                   max_partitions: int) -> bytes:
+                   max_partitions: int, acl_admin: bool = False,
+                   replication_factor: int | None = None) -> bytes:
+    """``acl_admin``: the plan lets the tenant's principals manage its ACLs over Kafka.
+    ``replication_factor``: the only one the tenant's CreateTopics may use (None: the
+    brokers' ``default.replication.factor``)."""
     return encode({
         "version": 1, "name": name, "plan": plan, "status": status,
         "quota_defaults": dict(quota_defaults), "max_partitions": max_partitions,
+        "acl_admin": acl_admin, "replication_factor": replication_factor,
     })
 
 

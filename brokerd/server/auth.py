@@ -42,6 +42,17 @@ log = logging.getLogger(__name__)
 LOGIN_FAILURE_LOG_INTERVAL_S = 60.0
 
 
+def plan_replication_factor(tenant_document: bytes) -> int | None:
+    """``replication_factor`` of a ``/tenants/<slug>`` document (None: absent or unusable)."""
+    try:
+        factor = json.loads(tenant_document).get("replication_factor")
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        return None
+    if isinstance(factor, int) and not isinstance(factor, bool) and factor >= 1:
+        return factor
+    return None
+
+
 class SecurityState:
     """Credentials, ACLs, tenant plans, per-IP connection counts and authenticated sessions."""
 
@@ -50,6 +61,9 @@ class SecurityState:
         self.super_users = frozenset(super_users)
         self._credentials: dict[str, UserCredentials] = {}
         self._max_partitions: dict[str, int] = {}
+        self._replication_factors: dict[str, int] = {}
+        self._tenants: set[str] = set()
+        self._acl_managing_tenants: set[str] = set()
         self._failures = LoginFailureLog(interval_s=LOGIN_FAILURE_LOG_INTERVAL_S)
         self._sessions: dict[str, set[Connection]] = {}
         self._max_connections_per_ip = max_connections_per_ip
@@ -64,6 +78,23 @@ class SecurityState:
     def max_partitions(self, tenant: str) -> int:
         """The tenant plan's partition allowance (0 for an unknown tenant: fail closed)."""
         return self._max_partitions.get(tenant, 0)
+
+    def replication_factor(self, tenant: str) -> int | None:
+        """The only replication factor the tenant's plan allows (None: the plan leaves it to
+        ``default.replication.factor``)."""
+        return self._replication_factors.get(tenant)
+
+    def scram_users(self) -> dict[str, UserCredentials]:
+        """Every user that can log in with SCRAM (DescribeUserScramCredentials)."""
+        return dict(self._credentials)
+
+    def is_tenant(self, slug: str) -> bool:
+        return slug in self._tenants
+
+    def manages_acls(self, tenant: str) -> bool:
+        """Whether the tenant's plan lets its principals use the ACL admin APIs
+        (``acl_admin`` of ``/tenants/<slug>``; absent: no)."""
+        return tenant in self._acl_managing_tenants
 
     # ---- ZooKeeper feeds (called on the loop thread) ----------------------------------
 
@@ -95,12 +126,22 @@ class SecurityState:
                         unquote(quoted_name), exc)
 
     def tenant_changed(self, slug: str, data: bytes | None) -> None:
-        """``/tenants/<slug>`` changed; only ``max_partitions`` matters to a broker."""
+        """``/tenants/<slug>`` changed; ``max_partitions`` and ``acl_admin`` matter here."""
         self._max_partitions.pop(slug, None)
+        self._replication_factors.pop(slug, None)
+        self._tenants.discard(slug)
+        self._acl_managing_tenants.discard(slug)
         if data is None:
             return
+        factor = plan_replication_factor(data)
+        if factor is not None:
+            self._replication_factors[slug] = factor
+        self._tenants.add(slug)
         try:
-            allowance = json.loads(data).get("max_partitions")
+            document = json.loads(data)
+            allowance = document.get("max_partitions")
+            if document.get("acl_admin") is True:
+                self._acl_managing_tenants.add(slug)
         except (ValueError, UnicodeDecodeError, AttributeError):
             allowance = None
         if isinstance(allowance, int) and not isinstance(allowance, bool):
@@ -123,6 +164,9 @@ class SecurityState:
         self._connections_per_ip[connection.peer_ip] -= 1
         if self._connections_per_ip[connection.peer_ip] <= 0:
             del self._connections_per_ip[connection.peer_ip]
+        self._forget_session(connection)
+
+    def _forget_session(self, connection: Connection) -> None:
         if connection.api_key is not None:
             sessions = self._sessions.get(connection.api_key)
             if sessions is not None:
@@ -140,6 +184,8 @@ class SecurityState:
         """Apply a finished SASL exchange: a session on success, a throttled log line on
         failure (the caller answers SASL_AUTHENTICATION_FAILED and closes)."""
         if step.principal is not None and step.username is not None:
+            if connection.api_key is not None and connection.api_key != step.username:
+                self._forget_session(connection)  # re-authenticated with another key
             connection.principal = step.principal
             connection.namespace = TenantNamespace.for_principal(step.principal)
             connection.api_key = step.username

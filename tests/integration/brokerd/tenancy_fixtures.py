@@ -45,10 +45,11 @@ def delete_api_key(zk: KazooClient, api_key: ApiKey) -> None:
     control_plane.put_config(zk, znodes.entity_path(api_key.key, None), None)
 
 
-def set_tenant(zk: KazooClient, slug: str, max_partitions: int = 100) -> None:
+def set_tenant(zk: KazooClient, slug: str, max_partitions: int = 100,
+               acl_admin: bool = False) -> None:
     control_plane.put(zk, znodes.tenant_znode(slug), znodes.tenant_payload(
         name=slug, plan="test", status="active", quota_defaults={},
-        max_partitions=max_partitions))
+        max_partitions=max_partitions, acl_admin=acl_admin))
 
 
 def grant(zk: KazooClient, principal: str, resource_type: str, cluster_name: str,
