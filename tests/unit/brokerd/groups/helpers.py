@@ -11,7 +11,8 @@ import struct
 from typing import Any
 
 from brokerd.groups.config import GroupConfig
-from brokerd.groups.outcome import Outcome, Record
+from brokerd.groups.outcome import Outcome, Record, Response
+from brokerd.groups.records import GroupKey, GroupValue, decode_group_value, decode_key
 from brokerd.groups.shard import GroupShard
 
 CONFIG = GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=100,
@@ -67,6 +68,21 @@ def commit_body(offsets: dict[tuple[str, int], int], *, group_id: str = "g",
             "topics": [{"name": t, "partitions": p} for t, p in topics.items()]}
 
 
+def answered(outcome: Outcome) -> Response:
+    """The request's own response; fails the test if the request was parked instead."""
+    assert outcome.response is not None, f"parked as {outcome.parked}, not answered"
+    return outcome.response
+
+
+def group_record(key: bytes | None, value: bytes | None) -> tuple[GroupKey, GroupValue]:
+    """Decode a persisted generation; fails the test if the record is another kind."""
+    assert key is not None, "__consumer_offsets records always have a key"
+    decoded = decode_key(key)
+    assert isinstance(decoded, GroupKey), f"not a group record: {decoded!r}"
+    assert value is not None, "a tombstone, not a generation"
+    return decoded, decode_group_value(value)
+
+
 class Harness:
     """Drives one :class:`GroupShard`; ``answers`` holds responses to parked requests."""
 
@@ -103,14 +119,12 @@ class Harness:
     def heartbeat(self, member_id: str, generation: int, **kwargs: Any) -> int:
         outcome = self.apply(self.shard.heartbeat(heartbeat_body(member_id, generation,
                                                                  **kwargs), self.now))
-        assert outcome.response is not None
-        return int(outcome.response["error_code"])
+        return int(answered(outcome)["error_code"])
 
     def commit(self, offsets: dict[tuple[str, int], int], **kwargs: Any) -> list[int]:
         """Commit and return the per-partition error codes in request order."""
         outcome = self.apply(self.shard.offset_commit(commit_body(offsets, **kwargs), self.now))
-        assert outcome.response is not None
-        return [p["error_code"] for t in outcome.response["topics"] for p in t["partitions"]]
+        return [p["error_code"] for t in answered(outcome)["topics"] for p in t["partitions"]]
 
     def advance(self, ms: int) -> Outcome:
         """Move the clock and fire the due timers of every group."""

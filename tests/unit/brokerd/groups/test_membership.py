@@ -3,9 +3,8 @@
 from typing import Any
 
 from brokerd.groups.group import GroupState
-from brokerd.groups.records import decode_group_value
 from brokerd.protocol import ErrorCode
-from tests.unit.brokerd.groups.helpers import Harness, subscription
+from tests.unit.brokerd.groups.helpers import Harness, answered, group_record, subscription
 
 
 def leave(h: Harness, members: list[tuple[str, str | None]], version: int = 3) -> dict[str, Any]:
@@ -110,7 +109,7 @@ def test_leave_of_unknown_group_and_parked_joiner() -> None:
     h = Harness()
     body = {"group_id": "none", "member_id": "", "members": [
         {"member_id": "m", "group_instance_id": None, "reason": None}]}
-    response = h.shard.leave_group(body, 3, h.now).response
+    response = answered(h.shard.leave_group(body, 3, h.now))
     assert response["error_code"] == ErrorCode.NONE
     assert response["members"][0]["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
     ids = h.stable_group("a", "b")
@@ -122,7 +121,7 @@ def test_leave_of_unknown_group_and_parked_joiner() -> None:
 def test_leaving_pending_member_lets_the_join_phase_complete() -> None:
     h = Harness()
     ids = h.stable_group("a")
-    pending = h.join(version=4)[1].response["member_id"]
+    pending = answered(h.join(version=4)[1])["member_id"]
     token, _ = h.join(ids["a"], version=4)
     assert token not in h.answers  # waits for the MEMBER_ID_REQUIRED member
     leave(h, [(pending, None)])
@@ -152,7 +151,7 @@ def test_static_rejoin_replaces_the_member_without_rebalance() -> None:
     h = Harness()
     ids = static_group(h)
     _, outcome = h.join(version=5, client_id="s2", instance="s2")
-    response = outcome.response
+    response = answered(outcome)
     new_id = response["member_id"]
     assert new_id != ids["s2"]
     assert response["generation_id"] == 1
@@ -160,13 +159,13 @@ def test_static_rejoin_replaces_the_member_without_rebalance() -> None:
     group = h.shard.groups["g"]
     assert group.state == GroupState.STABLE
     assert group.members[new_id].assignment == b"two"
-    ((_, value),) = outcome.records
-    assert {m.member_id for m in decode_group_value(value).members} == {ids["s1"], new_id}
+    (record,) = outcome.records
+    assert {m.member_id for m in group_record(*record)[1].members} == {ids["s1"], new_id}
     # The old incarnation is fenced everywhere.
     assert h.heartbeat(ids["s2"], 1, instance="s2") == ErrorCode.FENCED_INSTANCE_ID
-    assert h.sync(ids["s2"], 1, instance="s2")[1].response["error_code"] == (
+    assert answered(h.sync(ids["s2"], 1, instance="s2")[1])["error_code"] == (
         ErrorCode.FENCED_INSTANCE_ID)
-    assert h.join(ids["s2"], instance="s2")[1].response["error_code"] == (
+    assert answered(h.join(ids["s2"], instance="s2")[1])["error_code"] == (
         ErrorCode.FENCED_INSTANCE_ID)
     assert h.heartbeat(new_id, 1, instance="s2") == ErrorCode.NONE
 
@@ -174,7 +173,7 @@ def test_static_rejoin_replaces_the_member_without_rebalance() -> None:
 def test_static_leader_rejoin_before_v9_is_not_told_it_leads() -> None:
     h = Harness()
     ids = static_group(h)
-    response = h.join(version=5, client_id="s1", instance="s1")[1].response
+    response = answered(h.join(version=5, client_id="s1", instance="s1")[1])
     assert h.shard.groups["g"].leader_id == response["member_id"]
     assert response["leader"] == ids["s1"] != response["member_id"]
     assert response["skip_assignment"] is False
@@ -183,7 +182,7 @@ def test_static_leader_rejoin_before_v9_is_not_told_it_leads() -> None:
 def test_static_leader_rejoin_from_v9_skips_assignment() -> None:
     h = Harness()
     static_group(h)
-    response = h.join(version=9, client_id="s1", instance="s1")[1].response
+    response = answered(h.join(version=9, client_id="s1", instance="s1")[1])
     assert response["leader"] == response["member_id"]
     assert response["skip_assignment"] is True
     assert len(response["members"]) == 2

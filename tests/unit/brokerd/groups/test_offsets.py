@@ -6,7 +6,7 @@ from brokerd.groups.group import GroupState
 from brokerd.groups.records import decode_key
 from brokerd.groups.shard import GroupShard
 from brokerd.protocol import ErrorCode
-from tests.unit.brokerd.groups.helpers import CONFIG, Harness, subscription
+from tests.unit.brokerd.groups.helpers import CONFIG, Harness, answered, subscription
 
 NONE = ErrorCode.NONE
 
@@ -118,8 +118,8 @@ def test_replaying_the_log_rebuilds_offsets_and_groups() -> None:
 def test_delete_groups() -> None:
     h = Harness()
     h.stable_group("a")
-    assert h.shard.delete_group("g").response["error_code"] == ErrorCode.NON_EMPTY_GROUP
-    assert h.shard.delete_group("nope").response["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+    assert answered(h.shard.delete_group("g"))["error_code"] == ErrorCode.NON_EMPTY_GROUP
+    assert answered(h.shard.delete_group("nope"))["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
     h.commit({("t", 0): 1, ("t", 1): 2}, group_id="idle")
     outcome = h.apply(h.shard.delete_group("idle"))
     assert outcome.response == {"group_id": "idle", "error_code": NONE}

@@ -10,7 +10,8 @@ import pytest
 
 from brokerd.groups import GroupConfig, GroupCoordinator
 from brokerd.groups.partition_log import OFFSETS_TOPIC, NotOffsetsLeaderError, ReplicaOffsetsLog
-from brokerd.protocol.records import build_batch
+from brokerd.protocol.records import RecordInput, build_batch
+from brokerd.replication import Partition
 from brokerd.replication.manager import ReplicaManager
 from brokerd.storage import LogConfig, LogManager
 from tests.unit.brokerd.groups.helpers import commit_body
@@ -24,10 +25,16 @@ def replicas(directory: Path) -> ReplicaManager:
     return manager
 
 
+def offsets_partition(manager: ReplicaManager) -> Partition:
+    hosted = manager.get(OFFSETS_TOPIC, 0)
+    assert hosted is not None, "replicas() makes this broker the partition's leader"
+    return hosted
+
+
 def test_commits_survive_a_new_coordinator_on_the_same_log(tmp_path: Path) -> None:
     hosted = replicas(tmp_path)
 
-    async def scenario() -> dict:
+    async def scenario() -> dict[tuple[str, int], int] | None:
         first = GroupCoordinator(ReplicaOffsetsLog(hosted), CONFIG)
         await first.load_partition(0)
         for offset in (5, 9):
@@ -40,14 +47,14 @@ def test_commits_survive_a_new_coordinator_on_the_same_log(tmp_path: Path) -> No
         return offsets
 
     assert asyncio.run(scenario()) == {("t", 0): 9, ("t", 1): 10}
-    assert hosted.get(OFFSETS_TOPIC, 0).high_watermark == 4
+    assert offsets_partition(hosted).high_watermark == 4
 
 
 def test_reads_in_chunks_and_from_inside_a_batch(tmp_path: Path) -> None:
     hosted = replicas(tmp_path)
-    partition = hosted.get(OFFSETS_TOPIC, 0)
+    partition = offsets_partition(hosted)
     for n in range(3):
-        records = [(f"k{n}{i}".encode(), b"v" * 100, [], 0) for i in range(2)]
+        records: list[RecordInput] = [(f"k{n}{i}".encode(), b"v" * 100, [], 0) for i in range(2)]
         partition.append_as_leader(memoryview(build_batch(records)))
     partition.log.delete_records_before(1)  # the log start now lies inside the first batch
     log = ReplicaOffsetsLog(hosted, read_chunk_bytes=1)

@@ -1,9 +1,14 @@
 """JoinGroup / SyncGroup transitions and errors of the pure state machine."""
 
 from brokerd.groups.group import GroupState
-from brokerd.groups.records import decode_group_value, decode_key
 from brokerd.protocol import ErrorCode
-from tests.unit.brokerd.groups.helpers import Harness, subscription, sync_body
+from tests.unit.brokerd.groups.helpers import (
+    Harness,
+    answered,
+    group_record,
+    subscription,
+    sync_body,
+)
 
 
 def state(h: Harness, group_id: str = "g") -> GroupState:
@@ -13,9 +18,8 @@ def state(h: Harness, group_id: str = "g") -> GroupState:
 def test_two_step_join_from_v4() -> None:
     h = Harness()
     _, first = h.join(version=4, client_id="app")
-    assert first.response is not None
-    assert first.response["error_code"] == ErrorCode.MEMBER_ID_REQUIRED
-    member_id = first.response["member_id"]
+    assert answered(first)["error_code"] == ErrorCode.MEMBER_ID_REQUIRED
+    member_id = answered(first)["member_id"]
     assert member_id.startswith("app-")
     assert state(h) == GroupState.EMPTY
     assert h.shard.groups["g"].pending_members
@@ -47,8 +51,8 @@ def test_unclaimed_pending_member_id_expires() -> None:
     _, first = h.join(version=4, session=500)
     h.advance(500)
     assert not h.shard.groups["g"].pending_members
-    _, late = h.join(first.response["member_id"], version=4)
-    assert late.response["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
+    _, late = h.join(answered(first)["member_id"], version=4)
+    assert answered(late)["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_initial_delay_is_extended_while_members_arrive() -> None:
@@ -113,17 +117,17 @@ def test_vote_tie_goes_to_the_leaders_preference() -> None:
 def test_join_errors() -> None:
     h = Harness()
     sub = subscription("t")
-    assert h.join(group_id="")[1].response["error_code"] == ErrorCode.INVALID_GROUP_ID
-    assert h.join(session=5)[1].response["error_code"] == ErrorCode.INVALID_SESSION_TIMEOUT
-    assert h.join("ghost")[1].response["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
-    assert h.join(protocols=[])[1].response["error_code"] == (
+    assert answered(h.join(group_id="")[1])["error_code"] == ErrorCode.INVALID_GROUP_ID
+    assert answered(h.join(session=5)[1])["error_code"] == ErrorCode.INVALID_SESSION_TIMEOUT
+    assert answered(h.join("ghost")[1])["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
+    assert answered(h.join(protocols=[])[1])["error_code"] == (
         ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     assert "g" not in h.shard.groups  # failed joins create no group
     h.join(version=3, protocols=[("range", sub)])
     wrong_type = h.join(version=3, protocol_type="connect")[1]
-    assert wrong_type.response["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert answered(wrong_type)["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     no_common = h.join(version=3, protocols=[("sticky", sub)])[1]
-    assert no_common.response["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert answered(no_common)["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
 
 
 def test_leader_sync_completes_the_generation() -> None:
@@ -147,8 +151,8 @@ def test_leader_sync_completes_the_generation() -> None:
                              "protocol_name": "range", "assignment": b""}
     # The generation is persisted with its assignment.
     ((key, value),) = leader_sync.records
-    assert decode_key(key).group == "g"
-    persisted = decode_group_value(value)
+    group_key, persisted = group_record(key, value)
+    assert group_key.group == "g"
     assert persisted.generation == 1 and persisted.leader == leader
     assert {m.member_id: m.assignment for m in persisted.members} == {
         ids["a"]: b"A", ids["b"]: b"B", ids["c"]: b""}
@@ -162,24 +166,24 @@ def test_sync_errors() -> None:
         "unknown member": h.sync("nobody", 1)[1],
         "old generation": h.sync(ids["a"], 0)[1],
     }
-    assert errors["unknown group"].response["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
-    assert errors["unknown member"].response["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
-    assert errors["old generation"].response["error_code"] == ErrorCode.ILLEGAL_GENERATION
+    assert answered(errors["unknown group"])["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
+    assert answered(errors["unknown member"])["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
+    assert answered(errors["old generation"])["error_code"] == ErrorCode.ILLEGAL_GENERATION
     wrong_protocol = {**sync_body(ids["a"], 1), "protocol_name": "roundrobin"}
     outcome = h.shard.sync_group(wrong_protocol, 99, h.now)
-    assert outcome.response["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert answered(outcome)["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     # A leader rejoin starts a rebalance; a sync now is told to rejoin.
     h.join(ids["a"], version=3)
     assert state(h) == GroupState.PREPARING_REBALANCE
-    assert h.sync(ids["b"], 1)[1].response["error_code"] == ErrorCode.REBALANCE_IN_PROGRESS
+    assert answered(h.sync(ids["b"], 1)[1])["error_code"] == ErrorCode.REBALANCE_IN_PROGRESS
 
 
 def test_follower_rejoin_with_same_metadata_in_stable_gets_current_generation() -> None:
     h = Harness()
     ids = h.stable_group("a", "b")
     _, outcome = h.join(ids["b"], version=3)
-    assert outcome.response["generation_id"] == 1
-    assert outcome.response["members"] == []
+    assert answered(outcome)["generation_id"] == 1
+    assert answered(outcome)["members"] == []
     assert state(h) == GroupState.STABLE
 
 
@@ -228,7 +232,7 @@ def test_duplicate_join_answers_the_superseded_request() -> None:
 def test_completing_rebalance_retry_gets_the_same_answer() -> None:
     h = Harness()
     joined = h.form_group("a", "b")
-    again = h.join(joined["a"]["member_id"], version=3)[1].response
+    again = answered(h.join(joined["a"]["member_id"], version=3)[1])
     assert again["generation_id"] == 1 and len(again["members"]) == 2
     assert state(h) == GroupState.COMPLETING_REBALANCE
 
@@ -248,8 +252,8 @@ def test_last_member_leaving_persists_an_empty_generation() -> None:
     ids = h.stable_group("a")
     outcome = h.apply(h.shard.leave_group(
         {"group_id": "g", "member_id": ids["a"], "members": []}, 1, h.now))
-    assert outcome.response["error_code"] == ErrorCode.NONE
+    assert answered(outcome)["error_code"] == ErrorCode.NONE
     assert state(h) == GroupState.EMPTY
     assert h.shard.groups["g"].generation_id == 2
-    ((_, value),) = outcome.records
-    assert decode_group_value(value).members == ()
+    (record,) = outcome.records
+    assert group_record(*record)[1].members == ()

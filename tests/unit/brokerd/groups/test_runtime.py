@@ -9,11 +9,11 @@ from typing import Any, TypeVar
 import pytest
 
 from brokerd.groups import GroupConfig, GroupCoordinator
-from brokerd.groups.records import decode_group_value, decode_key
 from brokerd.protocol import CorruptRecordError, ErrorCode
 from brokerd.protocol.records import build_batch, decode_records, iter_batches, validate_batch
 from tests.unit.brokerd.groups.helpers import (
     commit_body,
+    group_record,
     heartbeat_body,
     join_body,
     sync_body,
@@ -209,9 +209,9 @@ def test_silent_member_is_expired_by_the_session_timer() -> None:
         await asyncio.sleep(0.2)
         (described,) = (await coordinator.describe_groups({"groups": ["g"]}, 5))["groups"]
         assert described["group_state"] == "Empty"
-        last_key, last_value = log.records(coordinator.partition_for("g"))[-1]
-        assert decode_key(last_key).group == "g"
-        assert decode_group_value(last_value).members == ()
+        key, persisted = group_record(*log.records(coordinator.partition_for("g"))[-1])
+        assert key.group == "g"
+        assert persisted.members == ()
         await coordinator.close()
 
     run(scenario)
