@@ -29,6 +29,10 @@ class GroupConfig:
       10 min): how often expired offsets are looked for.
     - ``offset_metadata_max_bytes`` (``offset.metadata.max.bytes``, 4096): per-commit metadata
       string limit, so commits cannot bloat the compacted topic.
+    - ``consumer_session_timeout_ms`` / ``consumer_heartbeat_interval_ms``
+      (``group.consumer.session.timeout.ms`` 45 s / ``group.consumer.heartbeat.interval.ms``
+      5 s): consumer-protocol groups (KIP-848) set both on the broker; members heartbeat at
+      the interval the coordinator answers with and are expired after the session timeout.
     """
 
     num_partitions: int = DEFAULT_OFFSETS_PARTITIONS
@@ -38,3 +42,5 @@ class GroupConfig:
     offsets_retention_ms: int = 7 * _DAY_MS
     offsets_retention_check_interval_ms: int = 600_000
     offset_metadata_max_bytes: int = 4096
+    consumer_session_timeout_ms: int = 45_000
+    consumer_heartbeat_interval_ms: int = 5_000

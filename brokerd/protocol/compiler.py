@@ -283,7 +283,8 @@ def _value_codec(
 ) -> tuple[Decoder, Encoder]:
     """Decoder and encoder for one value of ``ftype`` (not a whole field)."""
     if isinstance(ftype, Struct):
-        return compile_struct(ftype, version, flexible, strict)
+        codec = compile_struct(ftype, version, flexible, strict)
+        return _nullable_struct_codec(*codec) if nullable else codec
     if isinstance(ftype, Array):
         return _array_codec(ftype, version, flexible, nullable, strict)
     name = ftype.name
@@ -296,6 +297,25 @@ def _value_codec(
     if name == "uuid":
         return _decode_uuid, _encode_uuid
     raise AssertionError(f"unknown primitive {name}")
+
+
+def _nullable_struct_codec(decode: Decoder, encode: Encoder) -> tuple[Decoder, Encoder]:
+    """A nullable struct (e.g. ConsumerGroupHeartbeat's assignment) is preceded by an int8
+    marker on the wire: -1 for null, 1 for a struct that follows."""
+
+    def decode_nullable(buf: memoryview, pos: int) -> tuple[Any, int]:
+        if buf[pos] == 0xFF:
+            return None, pos + 1
+        return decode(buf, pos + 1)
+
+    def encode_nullable(w: Writer, value: Any) -> None:
+        if value is None:
+            w.buf += b"\xff"
+        else:
+            w.buf += b"\x01"
+            encode(w, value)
+
+    return decode_nullable, encode_nullable
 
 
 def _fixed_codec(code: str) -> tuple[Decoder, Encoder]:
