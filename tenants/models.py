@@ -51,6 +51,11 @@ class Plan(models.Model):
     consumer_byte_rate = models.BigIntegerField(null=True, blank=True, validators=[MinValueValidator(1)])
     request_percentage = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.01)])
     max_partitions = models.PositiveIntegerField(default=100)
+    replication_factor = models.PositiveSmallIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(7)],
+        help_text="the replication factor of every topic the plan's tenants create over Kafka "
+                  "(-1 gets it, any other factor is refused); empty: the cluster's "
+                  "default.replication.factor")
     prices = models.JSONField(default=dict, blank=True, help_text="Price plan used by the billing job.")
 
     class Meta:

@@ -32,6 +32,7 @@ def sync_tenant(zk: KazooClient, slug: str) -> list[str]:
     payload = znodes.tenant_payload(
         name=tenant.name, plan=tenant.plan.slug, status=tenant.status,
         quota_defaults=tenant.plan.quota_config(), max_partitions=tenant.plan.max_partitions,
+        replication_factor=tenant.plan.replication_factor,
     )
     return [f"wrote {path}"] if put(zk, path, payload) else []
 

@@ -2,7 +2,8 @@
 
 Pure functions (no I/O) so the formats are unit-tested in milliseconds.  Brokers read:
 
-- ``/tenants/<slug>``: ``{"version":1,"name":…,"plan":…,"status":…,"quota_defaults":{…},"max_partitions":N,"acl_admin":bool,"replication_factor":N|null}``
+- ``/tenants/<slug>``: ``{"version":1,"name":…,"plan":…,"status":…,"quota_defaults":{…},
+  "max_partitions":N,"acl_admin":bool,"replication_factor":N|null}``
 - ``/config/users/<api-key>``: the key's SCRAM credentials plus the principal and tenant it
   authenticates as (``{"version":1,"config":{"SCRAM-SHA-256":…,"SCRAM-SHA-512":…,"principal":…,"tenant":…}}``)
 - ``/config/users/<user>[/clients/<client>]``, ``/config/clients/<client>``: quota overrides

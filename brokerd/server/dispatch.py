@@ -84,6 +84,10 @@ class BrokerResources:
     def max_partitions(self, tenant: str) -> int:
         return self._broker.security.max_partitions(tenant)
 
+    def replication_factor(self, tenant: str) -> int:
+        return (self._broker.security.replication_factor(tenant)
+                or self._broker.config.default_replication_factor)
+
 
 class Dispatcher:
     """The connection's :class:`~brokerd.server.connection.RequestProcessor`."""

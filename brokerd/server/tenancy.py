@@ -93,6 +93,10 @@ class Resources(Protocol):
 
     def max_partitions(self, tenant: str) -> int: ...
 
+    def replication_factor(self, tenant: str) -> int:
+        """The only replication factor the tenant may create topics with."""
+        ...
+
 
 Policy = Callable[["Guard", Body, int], None]
 
@@ -123,7 +127,7 @@ class Guard:
         self.host = host
         self.resources = resources
         self._authorizer = authorizer
-        self._denied: dict[str, tuple[str | None, ErrorCode]] = {}
+        self._denied: dict[str, tuple[str | None, ErrorCode, str | None]] = {}
         self._withheld: list[Body] = []
 
     def allowed(self, operation: AclOperation, resource: ResourceType, name: str) -> bool:
@@ -171,12 +175,13 @@ class Guard:
             isinstance(value, str) and value in self._denied for value in entry.values())
 
     def deny(self, holder: Any, slot: Any, error: ErrorCode,
-             client_name: str | None = None) -> None:
-        """Replace the name at ``holder[slot]`` by a sentinel answered with ``error``."""
+             client_name: str | None = None, message: str | None = None) -> None:
+        """Replace the name at ``holder[slot]`` by a sentinel answered with ``error`` (and
+        ``message`` where the response has an ``error_message``)."""
         if client_name is None:
             client_name = self.namespace.to_tenant(holder[slot])
         sentinel = f"{SENTINEL_MARK}{len(self._denied)}"
-        self._denied[sentinel] = (client_name, error)
+        self._denied[sentinel] = (client_name, error, message)
         holder[slot] = sentinel
 
     def _topic_id_usable(self, topic_id: uuid.UUID, operation: AclOperation) -> bool:
@@ -200,8 +205,8 @@ class Guard:
         def keep(entry: Any) -> bool:
             value = entry.get(key) if isinstance(entry, dict) else None
             if value in self._denied:
-                entry[key], error = self._denied[value]
-                _set_errors(entry, error)
+                entry[key], error, message = self._denied[value]
+                _set_errors(entry, error, message)
                 return True
             if (value is None or names.resource is ResourceType.CLUSTER
                     or (names.only_if is not None and not names.only_if(entry))):
@@ -263,16 +268,17 @@ def _lists(node: Any, path: Path) -> Iterator[list[Any]]:
         yield from _lists(value, path[1:])
 
 
-def _set_errors(entry: Any, error: ErrorCode) -> None:
-    """Every ``error_code`` in a denied entry (its partitions' too) becomes ``error``."""
+def _set_errors(entry: Any, error: ErrorCode, message: str | None = None) -> None:
+    """Every ``error_code`` in a denied entry (its partitions' too) becomes ``error``, every
+    ``error_message`` ``message``."""
     if isinstance(entry, list):
         for element in entry:
-            _set_errors(element, error)
+            _set_errors(element, error, message)
     elif isinstance(entry, dict):
         for key, value in entry.items():
             if key == "error_code":
                 entry[key] = int(error)
             elif key == "error_message":
-                entry[key] = None
+                entry[key] = message
             elif isinstance(value, (list, dict)):
-                _set_errors(value, error)
+                _set_errors(value, error, message)

@@ -106,9 +106,34 @@ def _is_name(value: Any) -> bool:
     return isinstance(value, str) and not value.startswith("\0")
 
 
+def replication_factor_refusal(requested: int, assignments: list[Body], allowed: int
+                               ) -> str | None:
+    """Why a tenant's new topic may not have the replication factor it asked for (None: it
+    may).  A managed service decides the factor: the plan allows exactly one, which -1 (the
+    broker's choice) gets; explicit assignments must place that many replicas."""
+    factors = ({len(a["broker_ids"]) for a in assignments} if assignments
+               else {allowed if requested == -1 else requested})
+    if factors == {allowed}:
+        return None
+    asked = ", ".join(str(f) for f in sorted(factors))
+    return (f"replication factor {asked} is not allowed: this plan's topics have replication "
+            f"factor {allowed} (request {allowed} or -1)")
+
+
 def create_topics_policy(guard: Guard, body: Body, version: int) -> None:
+    """The plan's replication factor, then its partition allowance."""
     requests = []
+    tenant = guard.namespace.tenant
     for topic in body["topics"]:
+        if _is_name(topic["name"]) and tenant is not None:
+            allowed = guard.resources.replication_factor(tenant)
+            refusal = replication_factor_refusal(topic["replication_factor"],
+                                                 topic["assignments"], allowed)
+            if refusal is not None:
+                guard.deny(topic, "name", ErrorCode.POLICY_VIOLATION, message=refusal)
+                continue
+            if not topic["assignments"]:
+                topic["replication_factor"] = allowed
         if _is_name(topic["name"]):
             count = topic["num_partitions"]
             if count <= 0:

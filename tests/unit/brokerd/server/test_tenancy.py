@@ -15,6 +15,7 @@ from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.security import Authorizer, Principal, TenantNamespace
 from brokerd.server.handlers import API_TABLE
 from brokerd.server.tenancy import ApiNames, Guard
+from brokerd.server.tenancy_rules import replication_factor_refusal
 
 ACME = Principal("acme.app", "acme")
 OWN_ID, FOREIGN_ID = uuid.uuid4(), uuid.uuid4()
@@ -37,6 +38,9 @@ class _Resources:
 
     def max_partitions(self, tenant: str) -> int:
         return self.allowance
+
+    def replication_factor(self, tenant: str) -> int:
+        return 3
 
 
 def _acl(operations: str, resource_type: str = "Topic", name: str = "acme.",
@@ -171,15 +175,45 @@ def test_create_topics_stops_at_the_partition_allowance() -> None:
     resources = _Resources(allowance=8)  # acme owns 3 already
     guard = _guard(ApiKey.CREATE_TOPICS, _acl("Create"), resources=resources)
     body = {"topics": [
-        {"name": "a", "num_partitions": 4, "assignments": []},
-        {"name": "b", "num_partitions": 2, "assignments": []},  # 3 + 4 + 2 > 8
-        {"name": "c", "num_partitions": -1, "assignments": []}]}  # default 2 -> 9 > 8
+        {"name": "a", "num_partitions": 4, "replication_factor": -1, "assignments": []},
+        {"name": "b", "num_partitions": 2, "replication_factor": 3,
+         "assignments": []},  # 3 + 4 + 2 > 8
+        {"name": "c", "num_partitions": -1, "replication_factor": -1,
+         "assignments": []}]}  # default 2 -> 9 > 8
     guard.admit(body, 7)
     assert body["topics"][0]["name"] == "acme.a"
     response = {"topics": [{"name": t["name"], "error_code": 0} for t in body["topics"]]}
     guard.restore(response)
     assert [(t["name"], t["error_code"]) for t in response["topics"]] == [
         ("a", 0), ("b", ErrorCode.POLICY_VIOLATION), ("c", ErrorCode.POLICY_VIOLATION)]
+
+
+def test_create_topics_gets_the_plans_replication_factor_and_refuses_others() -> None:
+    guard = _guard(ApiKey.CREATE_TOPICS, _acl("Create"))
+    body = {"topics": [
+        {"name": "dflt", "num_partitions": 1, "replication_factor": -1, "assignments": []},
+        {"name": "one", "num_partitions": 1, "replication_factor": 1, "assignments": []},
+        {"name": "three", "num_partitions": 1, "replication_factor": 3, "assignments": []}]}
+    guard.admit(body, 7)
+    assert body["topics"][0]["replication_factor"] == 3  # -1 becomes the plan's factor
+    response = {"topics": [{"name": t["name"], "error_code": 0, "error_message": None}
+                           for t in body["topics"]]}
+    guard.restore(response)
+    assert [(t["name"], t["error_code"]) for t in response["topics"]] == [
+        ("dflt", 0), ("one", ErrorCode.POLICY_VIOLATION), ("three", 0)]
+    assert "factor 3" in response["topics"][1]["error_message"]
+
+
+@pytest.mark.parametrize(("requested", "assignments", "refused"), [
+    (-1, [], False), (3, [], False), (1, [], True), (5, [], True),
+    (-1, [{"broker_ids": [1, 2, 3]}, {"broker_ids": [2, 3, 1]}], False),
+    (-1, [{"broker_ids": [1, 2, 3]}, {"broker_ids": [2]}], True)])
+def test_replication_factor_refusal(requested: int, assignments: list[dict[str, Any]],
+                                    refused: bool) -> None:
+    refusal = replication_factor_refusal(requested, assignments, 3)
+    assert (refusal is not None) == refused
+    if refusal is not None:
+        assert "this plan's topics have replication factor 3" in refusal
 
 
 def test_operator_namespace_is_the_identity() -> None:

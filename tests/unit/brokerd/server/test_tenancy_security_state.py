@@ -83,6 +83,22 @@ def test_tenant_allowance_from_the_plan_znode() -> None:
     assert state.max_partitions("unknown") == 0
 
 
+def test_tenant_replication_factor_from_the_plan_znode() -> None:
+    state = SecurityState([], max_connections_per_ip=5)
+    state.tenant_changed("acme", znodes.tenant_payload(
+        name="Acme", plan="ha", status="active", quota_defaults={}, max_partitions=9,
+        replication_factor=3))
+    assert state.replication_factor("acme") == 3
+    state.tenant_changed("acme", znodes.tenant_payload(
+        name="Acme", plan="basic", status="active", quota_defaults={}, max_partitions=9))
+    assert state.replication_factor("acme") is None  # the plan leaves it to the cluster
+    for unusable in (b'{"replication_factor": 0}', b'{"replication_factor": true}', b"{"):
+        state.tenant_changed("acme", unusable)
+        assert state.replication_factor("acme") is None
+    state.tenant_changed("acme", None)
+    assert state.replication_factor("acme") is None
+
+
 def test_failed_logins_are_logged_once_per_interval(caplog: pytest.LogCaptureFixture) -> None:
     state = SecurityState([], 10)
     failure = SaslStep(b"", True, failure=SaslFailure("invalid-proof", "no"), username="KEY1")
