@@ -25,6 +25,13 @@ class Events:
         self.broker_config: dict[str, str] | None = None
         self.changed = asyncio.Event()
 
+    def topic(self, name: str) -> TopicMetadata:
+        """The topic's last posted metadata; fails the test if none was posted or it was
+        deleted."""
+        metadata = self.topics.get(name)
+        assert metadata is not None, f"no metadata posted for topic {name!r}"
+        return metadata
+
     def topic_changed(self, name: str, metadata: TopicMetadata | None) -> None:
         self.topics[name] = metadata
         self.topic_posts += 1
@@ -56,11 +63,13 @@ def registration(broker_id: int, rack: str | None = None) -> BrokerRegistration:
                               rack)
 
 
-async def start_broker(connect: str, broker_id: int, **kwargs: object
+async def start_broker(connect: str, broker_id: int,
+                       leader_rebalance_interval_s: float | None = None,
                        ) -> tuple[ZkCoordinator, Events]:
     events = Events()
     coordinator = ZkCoordinator(connect, registration(broker_id), events,
-                                asyncio.get_running_loop(), session_timeout_s=4, **kwargs)
+                                asyncio.get_running_loop(), session_timeout_s=4,
+                                leader_rebalance_interval_s=leader_rebalance_interval_s)
     await coordinator.start()
     return coordinator, events
 

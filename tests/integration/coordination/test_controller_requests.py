@@ -61,7 +61,7 @@ def test_preferred_election_on_request_and_periodically(zk_connect: str,
                     2, 1, (2, 1), state.controller_epoch).encode())
 
             write_admin(zk, znodes.PREFERRED_ELECTION, [{"topic": "t", "partition": 0}])
-            await events.until(lambda: events.topics["t"].states[0].leader == 1)
+            await events.until(lambda: events.topic("t").states[0].leader == 1)
             assert read_state(zk, "t", 0).leader_epoch == 2
             assert read_state(zk, "t", 1).leader == 2
             await events.until(lambda: zk.exists(znodes.PREFERRED_ELECTION) is None)
@@ -79,7 +79,7 @@ def test_preferred_election_on_request_and_periodically(zk_connect: str,
                                            state.zk_version) is not None
             await second_events.until(
                 lambda: getattr(second_events.topics.get("t"), "states", {}).get(1) is not None
-                and second_events.topics["t"].states[1].leader == 1, timeout=5)
+                and second_events.topic("t").states[1].leader == 1, timeout=5)
         finally:
             await first.close()
             await second.close()
@@ -99,8 +99,8 @@ def test_reassignment_walks_its_steps(zk_connect: str, zk: KazooClient) -> None:
             write_admin(zk, znodes.REASSIGN_PARTITIONS, [
                 {"topic": "t", "partition": 0, "replicas": [3, 2]},
                 {"topic": "t", "partition": 1, "replicas": [1, 2]}])  # a reordering
-            await events.until(lambda: bool(events.topics["t"].adding_replicas))
-            metadata = events.topics["t"]
+            await events.until(lambda: bool(events.topic("t").adding_replicas))
+            metadata = events.topic("t")
             assert metadata.replicas == {0: (3, 2, 1), 1: (1, 2)}
             assert (metadata.adding_replicas, metadata.removing_replicas) == ({0: (3,)},
                                                                               {0: (1,)})
@@ -110,8 +110,8 @@ def test_reassignment_walks_its_steps(zk_connect: str, zk: KazooClient) -> None:
             state = read_state(zk, "t", 0)  # the new replica caught up: the leader says so
             assert await leader.update_isr("t", 0, state.leader_epoch, (1, 2, 3),
                                            state.zk_version) is not None
-            await events.until(lambda: not events.topics["t"].adding_replicas)
-            assert events.topics["t"].replicas == {0: (3, 2), 1: (1, 2)}
+            await events.until(lambda: not events.topic("t").adding_replicas)
+            assert events.topic("t").replicas == {0: (3, 2), 1: (1, 2)}
             final = read_state(zk, "t", 0)
             assert (final.leader, final.isr, final.leader_epoch) == (3, (2, 3),
                                                                     state.leader_epoch + 1)
@@ -159,7 +159,7 @@ def test_a_burst_of_state_changes_is_read_per_partition_and_posted_once(
             for result in results:
                 result.get()
             await events.until(lambda: all(
-                s.leader_epoch == 5 for s in events.topics["t"].states.values()))
+                s.leader_epoch == 5 for s in events.topic("t").states.values()))
             print(f"{count} state changes -> {events.topic_posts - posts} topic_changed posts")
             assert events.topic_posts - posts <= count // 10
         finally:

@@ -52,7 +52,7 @@ def test_broker_session_loss_fails_over_its_partitions(zk_connect: str, zk: Kazo
 
             await asyncio.to_thread(started[1][0]._client.stop)  # broker 2's session ends
             await events.until(lambda: all(
-                2 not in s.isr for s in events.topics["t"].states.values()))
+                2 not in s.isr for s in events.topic("t").states.values()))
             assert_failed_over(before, all_states(zk), 2, controller.controller_epoch)
         finally:
             for coordinator, _ in started:
@@ -76,7 +76,7 @@ def test_new_controller_repairs_partitions_of_the_dead_one(zk_connect: str, zk: 
 
             await asyncio.to_thread(first._client.stop)  # the controller dies
             await survivor_events.until(lambda: survivor_events.controller in (2, 3) and all(
-                1 not in s.isr for s in survivor_events.topics["t"].states.values()))
+                1 not in s.isr for s in survivor_events.topic("t").states.values()))
             epoch = int(zk.get(znodes.CONTROLLER_EPOCH)[0])
             assert epoch == 2
             assert_failed_over(before, all_states(zk), 1, epoch)
@@ -107,7 +107,7 @@ def test_no_live_isr_member_leaves_the_partition_offline_unless_unclean(
 
             await asyncio.to_thread(other._client.stop)
             await events.until(lambda: all(
-                events.topics[t].states[0].leader != 2 for t in ("clean", "unclean")))
+                events.topic(t).states[0].leader != 2 for t in ("clean", "unclean")))
             clean, unclean = read_state(zk, "clean", 0), read_state(zk, "unclean", 0)
             assert (clean.leader, clean.isr, clean.leader_epoch) == (-1, (2,), 1)
             assert (unclean.leader, unclean.isr, unclean.leader_epoch) == (1, (1,), 1)
@@ -151,7 +151,7 @@ def test_expired_session_re_registers_and_re_reads(zk_connect: str, zk: KazooCli
             thief = KazooClient(hosts=f"{hosts}/{chroot}", client_id=other._client.client_id)
             await asyncio.to_thread(thief.start)  # same session, then closed: it expires
             await asyncio.to_thread(thief.stop)
-            await other_events.until(lambda: other_events.topics["t"].states[0].leader == 1
+            await other_events.until(lambda: other_events.topic("t").states[0].leader == 1
                                      and 2 in other_events.brokers, timeout=10)
             assert read_state(zk, "t", 0).isr == (1,)
         finally:

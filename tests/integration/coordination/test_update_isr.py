@@ -22,7 +22,7 @@ def test_update_isr_writes_only_on_the_expected_version(zk_connect: str,
             await events.until(lambda: set(events.brokers) == {1, 2})
             await leader.create_topic("t", {0: (1, 2)}, {}, uuid.uuid4())
             await events.until(lambda: bool(events.topics.get("t")
-                                             and events.topics["t"].states))
+                                             and events.topic("t").states))
             before = read_state(zk, "t", 0)
             assert (before.leader, before.isr) == (1, (1, 2))
 
@@ -33,7 +33,7 @@ def test_update_isr_writes_only_on_the_expected_version(zk_connect: str,
                                                                   before.zk_version + 1)
             assert after.controller_epoch == before.controller_epoch
             assert read_state(zk, "t", 0) == after
-            await events.until(lambda: events.topics["t"].states[0] == after)
+            await events.until(lambda: events.topic("t").states[0] == after)
 
             stale = await leader.update_isr("t", 0, before.leader_epoch, (1, 2),
                                             before.zk_version)
@@ -60,7 +60,7 @@ def test_concurrent_isr_updates_are_batched_and_each_conditional(zk_connect: str
             await events.until(
                 lambda: len(getattr(events.topics.get("t"), "states", {})) == count,
                 timeout=20)
-            states = dict(events.topics["t"].states)
+            states = dict(events.topic("t").states)
             stale = 7  # its version moves on before the leader's write arrives
             zk.set(f"/brokers/topics/t/partitions/{stale}/state", states[stale].encode())
 
