@@ -8,12 +8,15 @@ from django.shortcuts import render
 
 from tenants.models import Tenant
 
+from ..listing import listing
 from .common import tenant_view
 
 
 @tenant_view
 def invoices(request: HttpRequest, tenant: Tenant) -> HttpResponse:
-    invoices = list(tenant.invoices.prefetch_related("lines").order_by("-month"))
+    page = listing(request, tenant.invoices.prefetch_related("lines").order_by("-month"),
+                   ["month", "plan"], page_size=12)
+    invoices = page.rows
     selected = request.GET.get("month") or (invoices[0].month if invoices else None)
     days = tenant.usage_days.filter(month=selected).order_by("day") if selected else []
     chart = {
@@ -23,4 +26,5 @@ def invoices(request: HttpRequest, tenant: Tenant) -> HttpResponse:
         "partition_hours": [day.partition_hours for day in days],
     }
     return render(request, "dashboard/invoices.html", {
-        "tenant": tenant, "invoices": invoices, "selected": selected, "chart": chart})
+        "tenant": tenant, "invoices": invoices, "selected": selected, "chart": chart,
+        "listing": page})

@@ -13,6 +13,7 @@ from tenants.models import Tenant
 from .. import services
 from ..forms import ResetOffsetsForm
 from ..kafka import KafkaRequestFailed
+from ..listing import listing
 from ..live import group_detail as detail_payload
 from ..live import group_summary
 from ..models import ConsumerGroupLag, LagSample
@@ -28,9 +29,12 @@ def lag_history(tenant: Tenant, group: str) -> list[list[float]]:
 
 @tenant_view
 def group_list(request: HttpRequest, tenant: Tenant) -> HttpResponse:
-    rows = ConsumerGroupLag.objects.filter(tenant=tenant).defer("lag").order_by("group")
-    return render(request, "dashboard/groups.html",
-                  {"tenant": tenant, "groups": [group_summary(row) for row in rows]})
+    """One page of the groups (``q`` searches their names); ``lag.js`` keeps the same page of
+    each pushed snapshot, so live updates never change which groups are shown."""
+    page = listing(request, ConsumerGroupLag.objects.filter(tenant=tenant).defer("lag")
+                   .order_by("group"), ["group"])
+    return render(request, "dashboard/groups.html", {
+        "tenant": tenant, "groups": [group_summary(row) for row in page.rows], "listing": page})
 
 
 @tenant_view

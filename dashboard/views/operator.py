@@ -18,6 +18,7 @@ from tenants.zookeeper import client
 
 from ..cluster import read_cluster
 from ..forms import ReassignmentForm, TenantForm
+from ..listing import listing
 from ..quota_usage import ClusterUsage, scrape
 from .common import operator_view, run_service
 
@@ -30,9 +31,10 @@ def tenants(request: HttpRequest) -> HttpResponse:
         if tenant is not None:
             messages.success(request, f"Tenant {tenant.slug} created.")
             return redirect("dashboard:ops-tenants")
-    rows = Tenant.objects.select_related("plan").annotate(
+    rows = listing(request, Tenant.objects.select_related("plan").annotate(
         topic_count=Count("topics", distinct=True),
-        principal_count=Count("principals", distinct=True)).order_by("slug")
+        principal_count=Count("principals", distinct=True)).order_by("slug"),
+        ["slug", "name", "plan__slug", "status"])
     return render(request, "dashboard/ops_tenants.html", {"tenants": rows, "form": form})
 
 

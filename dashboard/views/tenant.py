@@ -23,6 +23,7 @@ from tenants.zookeeper import client
 
 from ..clients import client_settings
 from ..forms import AclForm, ApiKeyForm, ClientIdForm, ServiceAccountForm, TopicForm
+from ..listing import listing
 from ..models import TopicThroughput
 from ..quota_levels import KEYS, Effective, effective_quotas
 from ..quota_usage import QUOTA_TYPES, ClusterUsage, scrape
@@ -63,12 +64,14 @@ def topics(request: HttpRequest, tenant: Tenant) -> HttpResponse:
         sizes, size_error = scrape_topic_sizes(client()), ""
     except Exception as exc:  # ZooKeeper unreachable: the topics are still worth listing
         sizes, size_error = TopicSizes(), f"Sizes unavailable: {exc}"
-    throughput = {row.topic: row for row in TopicThroughput.objects.filter(tenant=tenant)}
+    page = listing(request, tenant.topics.order_by("name"), ["name"])
+    throughput = {row.topic: row for row in TopicThroughput.objects.filter(
+        tenant=tenant, topic__in=[topic.name for topic in page.rows])}
     rows = [(topic, throughput.get(topic.name), sizes.size(topic.physical_name, topic.partitions))
-            for topic in tenant.topics.order_by("name")]
+            for topic in page.rows]
     return render(request, "dashboard/topics.html", {
         "tenant": tenant, "form": form, "rows": rows, "unreachable": sizes.unreachable,
-        "size_error": size_error})
+        "size_error": size_error, "listing": page})
 
 
 @tenant_view
@@ -118,8 +121,8 @@ def api_keys(request: HttpRequest, tenant: Tenant) -> HttpResponse:
         created = {"key": new_key["key"], "secret": new_key["secret"],
                    "snippets": client_settings(settings.BOOTSTRAP_SERVERS, new_key["key"],
                                                new_key["secret"])}
-    keys = ApiKey.objects.filter(principal__tenant=tenant).select_related("principal").order_by(
-        "created_at")
+    keys = listing(request, ApiKey.objects.filter(principal__tenant=tenant).select_related(
+        "principal").order_by("created_at", "id"), ["key", "principal__name", "description"])
     accounts = tenant.principals.filter(kind=Principal.SERVICE_ACCOUNT).order_by("name")
     return render(request, "dashboard/api_keys.html", {
         "tenant": tenant, "keys": keys, "accounts": accounts, "account_form": account_form,
@@ -143,7 +146,9 @@ def acls(request: HttpRequest, tenant: Tenant) -> HttpResponse:
         if acl is not None:
             messages.success(request, f"Granted {acl}.")
             return redirect("dashboard:acls", slug=tenant.slug)
-    rules = Acl.objects.filter(tenant=tenant).select_related("principal__tenant").order_by("id")
+    rules = listing(request, Acl.objects.filter(tenant=tenant).select_related("principal__tenant")
+                    .order_by("id"), ["principal__name", "operation", "resource_type",
+                                      "resource_name"])
     return render(request, "dashboard/acls.html", {"tenant": tenant, "form": form, "acls": rules})
 
 
@@ -166,7 +171,8 @@ def client_ids(request: HttpRequest, tenant: Tenant) -> HttpResponse:
         if entry is not None:
             messages.success(request, f"Client id {entry.client_id} registered.")
             return redirect("dashboard:client-ids", slug=tenant.slug)
-    entries = ClientId.objects.filter(tenant=tenant).order_by("client_id")
+    entries = listing(request, ClientId.objects.filter(tenant=tenant).order_by("client_id"),
+                      ["client_id", "description"])
     return render(request, "dashboard/client_ids.html",
                   {"tenant": tenant, "form": form, "entries": entries})
 

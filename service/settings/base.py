@@ -159,8 +159,15 @@ KAFKA_ADMIN_TIMEOUT_S = float(os.environ.get("KAFKA_ADMIN_TIMEOUT_S", "5"))
 LAG_SNAPSHOT_INTERVAL_S = float(os.environ.get("LAG_SNAPSHOT_INTERVAL_S", "5"))
 LAG_HISTORY_SECONDS = int(os.environ.get("LAG_HISTORY_SECONDS", "900"))
 
+# A WebSocket consumer waits for its next message with BZPOPMIN, which Redis answers after at
+# most 5 s (channels_redis's brpop_timeout); redis-py 8 gives every read a 5 s socket timeout by
+# default, so a wait with nothing to deliver raced the read timeout, lost, and crashed the
+# consumer: daphne closed the socket (1011) and the console's live pages reconnected every few
+# idle seconds ("reconnecting…" while data kept coming).  Reads may take longer than the wait.
+CHANNEL_REDIS_HOST = {"address": REDIS_URL, "socket_timeout": 15}
 CHANNEL_LAYERS = {
-    "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}},
+    "default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+                "CONFIG": {"hosts": [CHANNEL_REDIS_HOST]}},
 }
 
 CELERY_BROKER_URL = REDIS_URL

@@ -14,5 +14,5 @@ DEFAULT_RF_WAIT_S = 0.0  # tests register their brokers before creating topics
 ZOOKEEPER_CONNECT = os.environ.get("TEST_ZOOKEEPER", "127.0.0.1:2181") + "/kafkasaas-test"
 CHANNEL_LAYERS = {  # a channel-layer namespace private to this pytest worker, like its queue
     "default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
-                "CONFIG": {"hosts": [REDIS_URL], "prefix": f"asgi-test-{os.getpid()}"}},  # noqa: F405
+                "CONFIG": {"hosts": [CHANNEL_REDIS_HOST], "prefix": f"asgi-test-{os.getpid()}"}},  # noqa: F405
 }

@@ -147,3 +147,23 @@ def test_websocket_pushes_updates_to_the_tenants_viewers_only(acme: Tenant, glob
         await summary.disconnect()
 
     async_to_sync(scenario)()
+
+
+@pytest.mark.django_db
+def test_a_websocket_stays_open_across_idle_waits(acme: Tenant, admin_client_for) -> None:  # type: ignore[no-untyped-def]
+    """No message for longer than the channel layer's 5 s wait: the socket stays open and
+    still delivers (it used to crash on a Redis read timeout and close with 1011)."""
+    store_tenant(acme, cluster(20), T0)
+    row = ConsumerGroupLag.objects.get(tenant=acme, group="billing")
+    viewer = admin_client_for(acme)
+
+    async def scenario() -> None:
+        summary = session_communicator(viewer, "/ws/tenants/acme/consumer-groups/")
+        assert (await summary.connect(timeout=5))[0]
+        assert await summary.receive_nothing(timeout=12, interval=0.5)  # two idle waits
+        await sync_to_async(live.broadcast)("acme", [row])
+        listed = await summary.receive_json_from(timeout=5)
+        assert listed["kind"] == "summary"
+        await summary.disconnect()
+
+    async_to_sync(scenario)()

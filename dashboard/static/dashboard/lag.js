@@ -7,15 +7,40 @@
   "use strict";
   const MAX_POINTS = 360; // chart window: 30 min of 5 s snapshots
 
+  // The indicator shows the socket's true state: "live" while a socket is open (and every
+  // pushed snapshot proves it is), "reconnecting…" only while none is. Only the current socket
+  // may change it: a replaced socket's late close event must not relabel a working connection.
+  // A page restored from the back/forward cache had its socket closed: it opens a new one.
   function connect(path, onMessage) {
     const live = document.getElementById("live");
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    function open() {
-      const ws = new WebSocket(`${scheme}://${location.host}${path}`);
-      ws.onopen = () => { live.textContent = "live"; };
-      ws.onclose = () => { live.textContent = "reconnecting…"; setTimeout(open, 2000); };
-      ws.onmessage = (event) => onMessage(JSON.parse(event.data));
+    let current = null;
+    let retry = null;
+    function show(state, title) {
+      live.textContent = state;
+      live.dataset.state = state;
+      live.title = title || "";
     }
+    function open() {
+      retry = null;
+      const ws = new WebSocket(`${scheme}://${location.host}${path}`);
+      current = ws;
+      ws.onopen = () => { if (ws === current) show("live"); };
+      ws.onmessage = (event) => {
+        if (ws !== current) return;
+        show("live", "last update " + new Date().toLocaleTimeString());
+        onMessage(JSON.parse(event.data));
+      };
+      ws.onclose = (event) => {
+        if (ws !== current) return;
+        show("reconnecting…", `closed with code ${event.code}`);
+        if (retry === null) retry = setTimeout(open, 2000);
+      };
+    }
+    window.addEventListener("pageshow", (event) => {
+      if (event.persisted && (current === null || current.readyState > WebSocket.OPEN)) open();
+    });
+    window.addEventListener("pagehide", () => { if (current) { const ws = current; current = null; ws.close(); } });
     open();
   }
 
@@ -82,12 +107,22 @@
     });
   }
 
+  // The list shows one page of the groups matching the search (data-query, data-first,
+  // data-page-size, as the server rendered it): each snapshot is filtered and sliced the same
+  // way (names compared as the database orders them), so live updates keep the page.
   function listPage(table) {
     const body = table.tBodies[0];
+    const query = (table.dataset.query || "").toLowerCase();
+    const first = Number(table.dataset.first || 0);
+    const size = Number(table.dataset.pageSize || 25);
     connect(table.dataset.wsPath, (message) => {
       if (message.kind !== "summary") return;
+      const shown = message.groups
+        .filter((g) => g.group.toLowerCase().includes(query))
+        .sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0))
+        .slice(first, first + size);
       body.replaceChildren();
-      for (const g of message.groups) {
+      for (const g of shown) {
         const row = body.insertRow();
         row.dataset.group = g.group;
         const link = document.createElement("a");
