@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 
 from tests.integration.brokerd.broker_process import BrokerProcess
 
@@ -21,11 +21,12 @@ def produce(bootstrap: str, topic: str, count: int, partition: int = 0, **config
     offsets: list[int] = []
     errors: list[object] = []
 
-    def delivered(err: object, msg: object) -> None:
-        if err is not None:
-            errors.append(err)
+    def delivered(err: KafkaError | None, msg: Message) -> None:
+        offset = msg.offset()
+        if err is not None or offset is None:
+            errors.append(err or f"delivered without an offset: {msg}")
         else:
-            offsets.append(msg.offset())  # type: ignore[attr-defined]
+            offsets.append(offset)
 
     for i in range(count):
         producer.produce(topic, partition=partition, key=f"k{i}", value=f"v{i}" * 8,
@@ -38,11 +39,11 @@ def produce(bootstrap: str, topic: str, count: int, partition: int = 0, **config
     return offsets
 
 
-def consume(bootstrap: str, topic: str, count: int, timeout: float = 20.0) -> list[object]:
+def consume(bootstrap: str, topic: str, count: int, timeout: float = 20.0) -> list[Message]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused",
                          "enable.auto.commit": False})
     consumer.assign([TopicPartition(topic, 0, 0)])
-    messages: list[object] = []
+    messages: list[Message] = []
     deadline = time.monotonic() + timeout
     try:
         while len(messages) < count and time.monotonic() < deadline:
@@ -67,7 +68,7 @@ def test_produce_consume_keys_headers_timestamps(broker: BrokerProcess) -> None:
 
 @pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
 def test_every_compression_codec(broker: BrokerProcess, codec: str) -> None:
-    produce(broker.bootstrap, f"c-{codec}", 3000, **{"compression.type": codec})
+    produce(broker.bootstrap, f"c-{codec}", 3000, partition=0, **{"compression.type": codec})
     messages = consume(broker.bootstrap, f"c-{codec}", 3000)
     assert len(messages) == 3000
     assert {m.value() for m in messages} == {f"v{i}".encode() * 8 for i in range(3000)}
@@ -75,8 +76,8 @@ def test_every_compression_codec(broker: BrokerProcess, codec: str) -> None:
 
 def test_idempotent_producer_and_100k_records(broker: BrokerProcess) -> None:
     started = time.monotonic()
-    offsets = produce(broker.bootstrap, "big", 100_000, **{"enable.idempotence": True,
-                                                           "compression.type": "lz4"})
+    offsets = produce(broker.bootstrap, "big", 100_000, partition=0,
+                      **{"enable.idempotence": True, "compression.type": "lz4"})
     assert sorted(offsets) == list(range(100_000))
     messages = consume(broker.bootstrap, "big", 100_000)
     assert len(messages) == 100_000
