@@ -41,6 +41,9 @@ FORMATS = ("auto", "text", "json", "hex")
 BROWSER_GROUP = "console-browser"  # required by the client; never joined, never committed
 # what a denied or unknown topic looks like to the client: Kafka answers both the same way
 # to a principal without Describe, so the console does too
+# The client looks up the coordinator of its (unused) group: a key without Describe on it gets
+# an error about the group, which does not concern reading partitions.
+IGNORED = {KafkaError.GROUP_AUTHORIZATION_FAILED, KafkaError._TRANSPORT}
 NOT_READABLE = {KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.UNKNOWN_TOPIC_OR_PART,
                 KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION}
 
@@ -146,7 +149,11 @@ def _client_config(key: str, secret: str, max_bytes: int) -> dict[str, object]:
         "sasl.mechanisms": "SCRAM-SHA-512", "sasl.username": key, "sasl.password": secret,
         "group.id": BROWSER_GROUP, "enable.auto.commit": False, "enable.partition.eof": True,
         "client.id": "kafkasaas-console-browser", "fetch.wait.max.ms": 100,
+        # fetch no more than the bound (librdkafka wants message.max.bytes <= fetch.max.bytes;
+        # a larger record still arrives whole, as in Kafka), and prefetch little beyond it
         "max.partition.fetch.bytes": max(max_bytes, 1024), "fetch.max.bytes": max(max_bytes, 1024),
+        "message.max.bytes": max(max_bytes, 1024),
+        "queued.max.messages.kbytes": max(1, max_bytes >> 10), "queued.min.messages": 1,
         "socket.timeout.ms": int(settings.KAFKA_ADMIN_TIMEOUT_S * 1000),
     }
     if settings.SSL_CA_LOCATION and settings.CLIENT_SECURITY_PROTOCOL.endswith("SSL"):
@@ -219,6 +226,8 @@ def _consume(consumer: Consumer, request: BrowseRequest, high: int, result: Brow
             if error is not None:
                 if error.code() == KafkaError._PARTITION_EOF:
                     return
+                if error.code() in IGNORED or (error.retriable() and not error.fatal()):
+                    continue  # the unused group's coordinator, or a transient failure
                 result.error = _error_text(error)
                 return
             record = _record(message, request)

@@ -56,9 +56,11 @@ def _private_redis_url() -> str:
 
 @contextmanager
 def control_plane(workdir: Path, zk_connect: str, operator_bootstrap: str,
-                  client_bootstrap: str) -> Iterator[Stack]:
+                  client_bootstrap: str, extra_env: dict[str, str] | None = None
+                  ) -> Iterator[Stack]:
     """The control plane reads the cluster on ``operator_bootstrap`` and shows tenants
-    ``client_bootstrap`` in their client settings."""
+    ``client_bootstrap`` in their client settings; ``extra_env`` adds or overrides settings
+    (e.g. the tenant listener's protocol and CA)."""
     redis_url = _private_redis_url()
     redis.Redis.from_url(redis_url).flushdb()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "service.settings.dev",
@@ -66,7 +68,7 @@ def control_plane(workdir: Path, zk_connect: str, operator_bootstrap: str,
            "REDIS_URL": redis_url, "ZOOKEEPER_CONNECT": zk_connect,
            "BOOTSTRAP_SERVERS": client_bootstrap, "OPERATOR_BOOTSTRAP_SERVERS": operator_bootstrap,
            "DEFAULT_REPLICATION_FACTOR": "1", "LAG_SNAPSHOT_INTERVAL_S": "1",
-           "ALLOWED_HOSTS": "127.0.0.1,localhost", "LOG_LEVEL": "WARNING"}
+           "ALLOWED_HOSTS": "127.0.0.1,localhost", "LOG_LEVEL": "WARNING", **(extra_env or {})}
     manage = [sys.executable, str(REPO_ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], env=env, check=True, cwd=REPO_ROOT)
     subprocess.run([*manage, "shell", "-c", ACCOUNTS], env=env, check=True, cwd=REPO_ROOT)
