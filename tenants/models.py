@@ -51,6 +51,9 @@ class Plan(models.Model):
     consumer_byte_rate = models.BigIntegerField(null=True, blank=True, validators=[MinValueValidator(1)])
     request_percentage = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.01)])
     max_partitions = models.PositiveIntegerField(default=100)
+    acl_admin = models.BooleanField(
+        default=False, help_text="the tenant's principals may manage its ACLs over Kafka "
+        "(CreateAcls/DescribeAcls/DeleteAcls, with Alter/Describe on the cluster)")
     replication_factor = models.PositiveSmallIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(7)],
         help_text="the replication factor of every topic the plan's tenants create over Kafka "
@@ -246,6 +249,27 @@ class Acl(models.Model):
         if self.resource_type == self.CLUSTER:
             return self.CLUSTER_NAME
         return f"{self.tenant.slug}.{self.resource_name}"
+
+
+class PublishedAcls(models.Model):
+    """The allow rules the control plane last wrote to one ``/acls/…`` resource znode.
+
+    The base of the three-way merge in ``acl_sync``: a rule in ZooKeeper but not here was
+    added over Kafka (adopted), a rule here but no longer in ZooKeeper was deleted over
+    Kafka (its row is forgotten); everything else the database decides.
+    """
+
+    pattern_type = models.CharField(max_length=10)
+    resource_type = models.CharField(max_length=20)
+    resource_name = models.CharField(max_length=255, help_text="cluster-wide name")
+    entries = models.JSONField(default=list, help_text="[principal, operation, host] triples")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(
+            fields=["pattern_type", "resource_type", "resource_name"], name="published_acls_resource")]
+
+    def __str__(self) -> str:
+        return f"{self.resource_type}:{self.pattern_type}:{self.resource_name}"
 
 
 class Reassignment(models.Model):

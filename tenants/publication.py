@@ -19,9 +19,9 @@ from urllib.parse import unquote
 from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
-from . import cluster_topics, topic_sync, znodes
+from . import acl_sync, cluster_topics, topic_sync, znodes
 from .models import Acl, ApiKey, Tenant
-from .zookeeper import notify_acl_change, put, put_config, read, remove
+from .zookeeper import put, put_config, read, remove
 
 
 def sync_tenant(zk: KazooClient, slug: str) -> list[str]:
@@ -32,6 +32,7 @@ def sync_tenant(zk: KazooClient, slug: str) -> list[str]:
     payload = znodes.tenant_payload(
         name=tenant.name, plan=tenant.plan.slug, status=tenant.status,
         quota_defaults=tenant.plan.quota_config(), max_partitions=tenant.plan.max_partitions,
+        acl_admin=tenant.plan.acl_admin,
         replication_factor=tenant.plan.replication_factor,
     )
     return [f"wrote {path}"] if put(zk, path, payload) else []
@@ -61,23 +62,9 @@ def _acl_resource(acl: Acl) -> AclResource:
 
 
 def sync_acl_resource(zk: KazooClient, resource: AclResource) -> list[str]:
-    """Publish every allow rule on one resource (rules of all tenants' principals on it)."""
-    pattern_type, resource_type, name = resource
-    rows = Acl.objects.select_related("principal__tenant").filter(
-        pattern_type=pattern_type, resource_type=resource_type)
-    if resource_type != Acl.CLUSTER:
-        slug, _, own_name = name.partition(".")
-        rows = rows.filter(tenant__slug=slug, resource_name=own_name)
-    acls = list(rows)
-    path = znodes.acl_znode(*resource)
-    if acls:
-        changed = put(zk, path, znodes.acl_payload([(a.principal.kafka_user, a.operation) for a in acls]))
-    else:
-        changed = remove(zk, path)
-    if changed:
-        notify_acl_change(zk, resource)
-        return [f"{'wrote' if acls else 'removed'} {path}"]
-    return []
+    """Publish every allow rule on one resource (rules of all tenants' principals on it),
+    after adopting and forgetting what Kafka clients changed there (``acl_sync``)."""
+    return acl_sync.sync_resource(zk, resource)
 
 
 def _published_acl_resources(zk: KazooClient) -> set[AclResource]:

@@ -18,7 +18,7 @@ from django.db import OperationalError
 from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
-from . import cluster_topics, publication, reassignments, topic_sync
+from . import acl_sync, cluster_topics, publication, reassignments, topic_sync
 from .audit import record
 from .kafka_admin import KafkaRequestFailed, admin_client
 from .models import Tenant
@@ -100,6 +100,12 @@ def request_preferred_election(partitions: list[list]) -> list[str]:
 def discover_topics() -> list[str]:
     """Periodic (beat): topics created or deleted over the Kafka protocol (``cluster_topics``)."""
     return report(cluster_topics.discover(client()))
+
+
+@shared_task
+def discover_acls() -> list[str]:
+    """Periodic (beat): ACLs created or deleted over the Kafka protocol (``acl_sync``)."""
+    return report(acl_sync.discover(client()))
 
 
 @shared_task

@@ -14,6 +14,7 @@
 | DEFAULT_RF_WAIT_S   | 10                                   | wait for brokers before capping the RF     |
 | REASSIGNMENT_TRACK_INTERVAL_S | 2                          | how often partition moves are checked (beat) |
 | TOPIC_DISCOVERY_INTERVAL_S | 2                             | topics made over Kafka: discovery (beat) |
+| ACL_DISCOVERY_INTERVAL_S   | 2                             | ACLs made or deleted over Kafka: import (beat) |
 | OPERATOR_BOOTSTRAP_SERVERS | BOOTSTRAP_SERVERS             | PLAINTEXT listener the admin client uses |
 | KAFKA_ADMIN_TIMEOUT_S | 5                                  | per admin request of the control plane     |
 | LAG_SNAPSHOT_INTERVAL_S | 5                                | consumer-lag snapshot period (Celery beat) |
@@ -154,6 +155,7 @@ TENANT_MIN_INSYNC_REPLICAS = 2
 REASSIGNMENT_TRACK_INTERVAL_S = float(os.environ.get("REASSIGNMENT_TRACK_INTERVAL_S", "2"))
 # How often Celery beat looks for topics created or deleted over the Kafka protocol.
 TOPIC_DISCOVERY_INTERVAL_S = float(os.environ.get("TOPIC_DISCOVERY_INTERVAL_S", "2"))
+ACL_DISCOVERY_INTERVAL_S = float(os.environ.get("ACL_DISCOVERY_INTERVAL_S", "2"))
 OPERATOR_BOOTSTRAP_SERVERS = os.environ.get("OPERATOR_BOOTSTRAP_SERVERS", BOOTSTRAP_SERVERS)
 KAFKA_ADMIN_TIMEOUT_S = float(os.environ.get("KAFKA_ADMIN_TIMEOUT_S", "5"))
 LAG_SNAPSHOT_INTERVAL_S = float(os.environ.get("LAG_SNAPSHOT_INTERVAL_S", "5"))
@@ -187,6 +189,9 @@ CELERY_BEAT_SCHEDULE = {
     "discover-topics": {"task": "tenants.tasks.discover_topics",
                         "schedule": TOPIC_DISCOVERY_INTERVAL_S,
                         "options": {"expires": TOPIC_DISCOVERY_INTERVAL_S}},
+    "discover-acls": {"task": "tenants.tasks.discover_acls",
+                      "schedule": ACL_DISCOVERY_INTERVAL_S,
+                      "options": {"expires": ACL_DISCOVERY_INTERVAL_S}},
     "track-reassignments": {"task": "tenants.tasks.track_reassignments",
                             "schedule": REASSIGNMENT_TRACK_INTERVAL_S,
                             "options": {"expires": REASSIGNMENT_TRACK_INTERVAL_S}},
