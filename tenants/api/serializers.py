@@ -41,7 +41,7 @@ class PlanSerializer(serializers.ModelSerializer):
     class Meta:
         model = Plan
         fields = ["slug", "name", "producer_byte_rate", "consumer_byte_rate", "request_percentage",
-                  "max_partitions", "replication_factor", "prices"]
+                  "max_partitions", "replication_factor", "acl_admin", "prices"]
 
 
 class PrincipalSerializer(serializers.ModelSerializer):
