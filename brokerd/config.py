@@ -123,6 +123,9 @@ class BrokerConfig:
     metering_flush_interval_ms: int = 60_000
     metering_topic_num_partitions: int = 12
     # Replication (docs/brokerd.md, "Replication"), Kafka's keys and defaults.  Followers
+    # KIP-368: SASL sessions last this long (answered as session_lifetime_ms); a client must
+    # re-authenticate before then or its next request closes the connection.  0: forever.
+    connections_max_reauth_ms: int = 0
     # fetch from leaders over the listener named ``inter.broker.listener.name``.
     inter_broker_listener_name: str = "PLAINTEXT"
     replica_lag_time_max_ms: int = 30_000
@@ -280,6 +283,7 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         controlled_shutdown_timeout_ms=_as_int(props, "controlled.shutdown.timeout.ms", 30_000),
     )
     if config.broker_id < 0:
+        connections_max_reauth_ms=_as_int(props, "connections.max.reauth.ms", 0),
         raise ConfigError("broker.id must be a non-negative integer")
     if config.num_partitions < 1 or config.default_replication_factor < 1:
         raise ConfigError("num.partitions and default.replication.factor must be >= 1")
@@ -316,6 +320,8 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
 
 def load_config(config_file: Path | None, overrides: Mapping[str, str | None]) -> BrokerConfig:
     """Read the optional properties file, apply non-None flag overrides, validate."""
+    if config.connections_max_reauth_ms < 0:
+        raise ConfigError("connections.max.reauth.ms must be >= 0")
     props: dict[str, str] = {}
     if config_file is not None:
         try:

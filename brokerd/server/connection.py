@@ -44,6 +44,7 @@ from typing import Any, Protocol, cast
 
 from brokerd.protocol import ProtocolError
 from brokerd.security import Principal, SaslAuthenticator, TenantNamespace
+from brokerd.security.reauth import SaslSession
 from brokerd.server.transfer import ResponseWriter
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,8 @@ class Connection(asyncio.BufferedProtocol):
         self.api_key: str | None = None
         self.sasl: SaslAuthenticator | None = None
         self.sasl_raw_tokens = False  # SaslHandshake v0: tokens follow as bare frames
+        # The last completed SASL exchange: its lifetime and re-authentication (KIP-368).
+        self.sasl_session: SaslSession | None = None
         self.last_active = time.monotonic()
         self._close_after_response: str | None = None
         self.transport: asyncio.Transport | None = None

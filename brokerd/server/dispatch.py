@@ -38,6 +38,7 @@ from brokerd.protocol import (
     response_with_defaults,
 )
 from brokerd.protocol.messages import ALL_MESSAGES
+from brokerd.security.reauth import may_serve
 from brokerd.server import unsupported_version
 from brokerd.server.handlers import API_TABLE, ApiEntry, api_versions, sasl_authenticate
 from brokerd.server.request import Request
@@ -110,6 +111,13 @@ class Dispatcher:
             raise ProtocolError(f"api {header.api_key} is not served")
         if connection.principal is None and header.api_key not in PRE_AUTHENTICATION_APIS:
             connection.close(f"{entry.name} before SASL authentication")
+            return None
+        if not may_serve(connection.sasl_session, time.monotonic(),
+                         begins_reauthentication=header.api_key == ApiKey.SASL_HANDSHAKE,
+                         continues_authentication=header.api_key == ApiKey.SASL_AUTHENTICATE
+                         and connection.sasl is not None):
+            connection.close(f"{entry.name} after the SASL session expired "
+                             "(connections.max.reauth.ms) without re-authentication")
             return None
         if not entry.min_version <= header.api_version <= entry.max_version:
             return self._unsupported(entry, header, body)

@@ -13,16 +13,28 @@ SCRAM steps are a few HMACs and run inline.
 v0 raw tokens (after SaslHandshake v0) use the same exchange: :func:`raw_token` answers a
 bare frame with a bare size-prefixed token, and a failure just closes the connection (a raw
 exchange has no way to carry an error).
+
+Session lifetime and re-authentication (KIP-368, rules in :mod:`brokerd.security.reauth`):
+a success answers ``session_lifetime_ms`` = ``connections.max.reauth.ms`` and starts the
+connection's session; an exchange on an already authenticated connection is a
+re-authentication, which must keep the mechanism and the principal.
 """
 
 from __future__ import annotations
 
 import asyncio
 import struct
+import time
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
-from brokerd.security import SaslAuthenticator, SaslStep
+from brokerd.security import SaslAuthenticator, SaslFailure, SaslStep
+from brokerd.security.reauth import (
+    mechanism_refusal,
+    new_session,
+    principal_refusal,
+    session_lifetime_ms,
+)
 from brokerd.server.tenancy import ApiNames
 
 if TYPE_CHECKING:
@@ -44,14 +56,31 @@ async def _step(authenticator: SaslAuthenticator, token: bytes) -> SaslStep:
     return authenticator.step(token)
 
 
-async def _advance(broker: HandlerContext, connection: Connection, token: bytes) -> SaslStep:
-    """Run one step and apply its outcome to the connection."""
-    assert connection.sasl is not None
-    step = await _step(connection.sasl, token)
-    if step.done:
-        connection.sasl = None
-        connection.sasl_raw_tokens = False
-        broker.security.login_finished(connection, step)
+def _refused(step: SaslStep, message: str) -> SaslStep:
+    return SaslStep(b"", True, failure=SaslFailure("other-error", message),
+                    username=step.username)
+
+
+async def _advance(broker: HandlerContext, connection: Connection, token: bytes,
+                   authenticate_version: int | None) -> SaslStep:
+    """Run one step and apply its outcome to the connection (a new or renewed session)."""
+    authenticator = connection.sasl
+    assert authenticator is not None
+    previous = connection.sasl_session  # set: this exchange is a re-authentication
+    refusal = mechanism_refusal(previous, authenticator.mechanism)
+    step = (_refused(SaslStep(b"", True), refusal) if refusal is not None
+            else await _step(authenticator, token))
+    if not step.done:
+        return step
+    if step.principal is not None and (refusal := principal_refusal(previous, step.principal)):
+        step = _refused(step, refusal)
+    connection.sasl = None
+    connection.sasl_raw_tokens = False
+    broker.security.login_finished(connection, step)
+    if step.principal is not None:
+        connection.sasl_session = new_session(
+            authenticator.mechanism, step.principal, authenticate_version,
+            broker.config.connections_max_reauth_ms, time.monotonic())
     return step
 
 
@@ -62,19 +91,21 @@ async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
         return {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE),
                 "error_message": "SaslAuthenticate needs a SaslHandshake v1 first",
                 "auth_bytes": b"", "session_lifetime_ms": 0}
-    step = await _advance(broker, connection, bytes(request.body["auth_bytes"]))
+    step = await _advance(broker, connection, bytes(request.body["auth_bytes"]),
+                          request.version)
     if step.failure is not None:
         connection.close_after_response("SASL authentication failed")
         return {"error_code": int(ErrorCode.SASL_AUTHENTICATION_FAILED),
                 "error_message": step.failure.message, "auth_bytes": step.response,
                 "session_lifetime_ms": 0}
+    lifetime_ms = session_lifetime_ms(broker.config.connections_max_reauth_ms) if step.done else 0
     return {"error_code": 0, "error_message": None, "auth_bytes": step.response,
-            "session_lifetime_ms": 0}
+            "session_lifetime_ms": lifetime_ms}
 
 
 async def raw_token(broker: HandlerContext, connection: Connection, frame: memoryview) -> list[Any]:
     """The answer to a bare v0 token frame (the frame size is already stripped)."""
-    step = await _advance(broker, connection, bytes(frame))
+    step = await _advance(broker, connection, bytes(frame), None)
     if step.failure is not None:
         connection.close("SASL authentication failed (v0 raw token)")
         return []

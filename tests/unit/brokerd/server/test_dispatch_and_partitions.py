@@ -33,7 +33,8 @@ class _Broker:
 def _dispatch(frame: bytes) -> list[Any] | None:
     dispatcher = Dispatcher(_Broker())  # type: ignore[arg-type]
     connection = SimpleNamespace(sasl_raw_tokens=False, principal=ANONYMOUS, peer_ip="127.0.0.1",
-                                 namespace=TenantNamespace.for_principal(ANONYMOUS))
+                                 namespace=TenantNamespace.for_principal(ANONYMOUS),
+                                 sasl=None, sasl_session=None)
     return asyncio.run(dispatcher(connection, memoryview(frame[4:])))  # type: ignore[arg-type]
 
 
