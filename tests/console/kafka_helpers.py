@@ -8,11 +8,13 @@ from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
-def client_config(bootstrap: str, key: str | None = None, secret: str | None = None) -> dict:
+def client_config(bootstrap: str, key: str | None = None, secret: str | None = None
+                  ) -> dict[str, str]:
     """PLAINTEXT (the operator listener), or SASL_PLAINTEXT with an API key as SCRAM-SHA-512
     credentials (the settings the console shows, without TLS)."""
     config = {"bootstrap.servers": bootstrap}
     if key is not None:
+        assert secret is not None, "an API key needs its secret"
         config.update({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "SCRAM-SHA-512",
                        "sasl.username": key, "sasl.password": secret})
     return config
@@ -47,7 +49,7 @@ def consume(consumer: Consumer, count: int, timeout: float = 20.0) -> int:
         if message is None or message.error():
             continue
         read += 1
-        consumer.commit(message, asynchronous=False)
+        consumer.commit(message=message, asynchronous=False)
     return read
 
 

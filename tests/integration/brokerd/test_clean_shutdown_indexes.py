@@ -60,7 +60,7 @@ def _fill(bootstrap: str) -> None:
         for message in consumer.consume(500, 1.0):
             assert message.error() is None
             consumed += 1
-            consumer.commit(message, asynchronous=False)
+            consumer.commit(message=message, asynchronous=False)
             if consumed >= 2000:
                 break
     consumer.close()
