@@ -1,0 +1,182 @@
+"""Three brokers and a three-node ZooKeeper ensemble, each in its own network namespace,
+plus a namespace for the clients (the workload process) — the fault tests' cluster.
+
+Nodes are named ``zk1..zk3``, ``b1..b3`` and ``client``; the brokers' ids are 1..3.
+Everything is started here and removed by :meth:`FaultCluster.close` (processes killed,
+namespaces deleted, files left in the test's tmp dir for the failure report).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from brokerd.protocol.records import iter_batches
+from tests.faults.network import Network
+from tests.support.services import REPO_ROOT, ZOOKEEPER_SCRIPT
+
+ZK_PORT = 2181
+BROKER_PORT = 9092
+SESSION_TIMEOUT_MS = 6_000
+BROKER_PROPERTIES = {
+    "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
+    "replica.lag.time.max.ms": "2000",
+    "replica.fetch.wait.max.ms": "200",
+    "default.replication.factor": "3",
+    "min.insync.replicas": "2",
+    "offsets.topic.replication.factor": "3",
+    "offsets.topic.num.partitions": "3",
+    "group.initial.rebalance.delay.ms": "0",
+    "log.index.size.max.bytes": "65536",
+}
+START_TIMEOUT_S = 60.0
+
+
+@dataclass
+class FaultCluster:
+    workdir: Path
+    network: Network = field(default_factory=Network)
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    # ---- start and stop --------------------------------------------------------------
+
+    def start(self) -> FaultCluster:
+        self.network.start()
+        for node in ("zk1", "zk2", "zk3", "b1", "b2", "b3", "client"):
+            self.network.add_node(node)
+        for member in (1, 2, 3):
+            self._start_zookeeper(member)
+        for broker_id in (1, 2, 3):
+            self.start_broker(broker_id)
+        return self
+
+    def close(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGCONT)
+                process.kill()
+                process.wait(10)
+        self.network.close()
+
+    @property
+    def zk_connect(self) -> str:
+        hosts = ",".join(f"{self.network.addresses[f'zk{m}']}:{ZK_PORT}" for m in (1, 2, 3))
+        return f"{hosts}/faults"
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"{self.network.addresses[f'b{b}']}:{BROKER_PORT}" for b in (1, 2, 3))
+
+    def _start_zookeeper(self, member: int) -> None:
+        data = self.workdir / f"zk{member}"
+        data.mkdir(parents=True, exist_ok=True)
+        (data / "myid").write_text(f"{member}\n")
+        servers = "".join(f"server.{m}={self.network.addresses[f'zk{m}']}:2888:3888\n"
+                          for m in (1, 2, 3))
+        config = data / "zoo.cfg"
+        config.write_text(f"tickTime=1000\ninitLimit=10\nsyncLimit=2\ndataDir={data}\n"
+                          f"clientPort={ZK_PORT}\n"
+                          f"clientPortAddress={self.network.addresses[f'zk{member}']}\n"
+                          + servers)
+        self._spawn(f"zk{member}", [str(ZOOKEEPER_SCRIPT), "--ensemble", str(config)])
+
+    def start_broker(self, broker_id: int) -> None:
+        node = f"b{broker_id}"
+        properties = self.workdir / f"{node}.properties"
+        properties.write_text("".join(f"{k}={v}\n" for k, v in BROKER_PROPERTIES.items()))
+        address = self.network.addresses[node]
+        output = self.workdir / f"{node}.out"
+        served = output.read_text().count(" serving on ") if output.exists() else 0
+        self._spawn(node, [
+            sys.executable, "-m", "brokerd", "serve", "--broker-id", str(broker_id),
+            "--listeners", f"PLAINTEXT://{address}:{BROKER_PORT}",
+            "--zookeeper", self.zk_connect, "--log-dirs", str(self.log_dir(broker_id)),
+            "--config", str(properties)])
+        self._await(lambda: output.read_text().count(" serving on ") > served,
+                    f"broker {broker_id} to serve", node)
+
+    def _spawn(self, node: str, argv: list[str]) -> None:
+        with (self.workdir / f"{node}.out").open("ab") as output:
+            self.processes[node] = subprocess.Popen(
+                self.network.command(node, argv), cwd=REPO_ROOT, stdout=output,
+                stderr=subprocess.STDOUT, start_new_session=True)
+
+    def _await(self, ready: object, what: str, node: str) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not ready():  # type: ignore[operator]
+            if self.processes[node].poll() is not None:
+                raise RuntimeError(f"{node} exited:\n{self.output(node)[-3000:]}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"waiting for {what}:\n{self.output(node)[-3000:]}")
+            time.sleep(0.2)
+
+    def output(self, node: str) -> str:
+        path = self.workdir / f"{node}.out"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def log_dir(self, broker_id: int) -> Path:
+        return self.workdir / f"logs-{broker_id}"
+
+    # ---- faults ----------------------------------------------------------------------
+
+    def kill(self, node: str) -> None:
+        self.processes[node].kill()
+        self.processes[node].wait(10)
+
+    def pause(self, node: str) -> None:
+        self.processes[node].send_signal(signal.SIGSTOP)
+
+    def resume(self, node: str) -> None:
+        self.processes[node].send_signal(signal.SIGCONT)
+
+    # ---- the clients' side -----------------------------------------------------------
+
+    def workload(self, command: str, topic: str, out: Path, *extra: str,
+                 ) -> subprocess.Popen[bytes]:
+        """A workload process (see :mod:`tests.faults.workload`) in the clients' namespace."""
+        out.mkdir(parents=True, exist_ok=True)
+        with (out / f"{command}.out").open("ab") as output:
+            return subprocess.Popen(self.network.command("client", [
+                sys.executable, "-m", "tests.faults.workload", command,
+                "--bootstrap", self.bootstrap, "--topic", topic, "--out", str(out), *extra]),
+                cwd=REPO_ROOT, stdout=output, stderr=subprocess.STDOUT)
+
+    def run_workload(self, command: str, topic: str, out: Path, *extra: str,
+                     timeout_s: float = 120) -> int:
+        process = self.workload(command, topic, out, *extra)
+        try:
+            return process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+
+    def replica_batches(self, topic: str, partition: int
+                        ) -> dict[int, dict[int, tuple[int, int]]]:
+        """broker -> base offset -> (last offset, CRC) of each replica's files."""
+        found: dict[int, dict[int, tuple[int, int]]] = {}
+        for broker_id in (1, 2, 3):
+            batches: dict[int, tuple[int, int]] = {}
+            for segment in sorted((self.log_dir(broker_id) / f"{topic}-{partition}").glob(
+                    "*.log")):
+                for _, header in iter_batches(segment.read_bytes()):
+                    batches[header.base_offset] = (header.last_offset, header.crc)
+            found[broker_id] = batches
+        return found
+
+    def zookeeper_leader(self) -> str:
+        """The ensemble member that leads (``srvr``'s Mode line), asked from its namespace."""
+        for member in (1, 2, 3):
+            node = f"zk{member}"
+            probe = subprocess.run(self.network.command(node, [
+                sys.executable, "-c",
+                "import socket,sys; s=socket.create_connection((sys.argv[1], 2181), 2); "
+                "s.sendall(b'srvr'); print(s.recv(4096).decode())",
+                self.network.addresses[node]]), capture_output=True, timeout=10)
+            if b"Mode: leader" in probe.stdout:
+                return node
+        raise AssertionError("no ZooKeeper member says it leads")

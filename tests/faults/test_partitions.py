@@ -1,0 +1,93 @@
+"""Network partitions and ZooKeeper trouble, with the workload checker's verdict: nothing
+acknowledged lost or moved, no duplicates from idempotent producers, per-producer order
+kept, replicas identical after healing, consumers progressing again.
+
+Kafka's answers, which these check: a follower cut off leaves the ISR and catches up when
+healed; a leader cut off from ZooKeeper keeps its followers (and so its acks) until the
+controller elects another leader, then it can no longer reach the ISR it needs and stops
+acknowledging; a broker split from the other two cannot be in a majority ISR; ZooKeeper
+pauses and quorum loss stop metadata changes but not the data plane of existing leaders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.faults.checker import Report
+from tests.faults.cluster import FaultCluster
+from tests.faults.scenario import exercise
+
+pytestmark = [pytest.mark.integration, pytest.mark.serial, pytest.mark.timeout(600)]
+
+ZOOKEEPER = ["zk1", "zk2", "zk3"]
+
+
+def assert_clean(report: Report) -> None:
+    assert report.clean, report.table()
+
+
+def test_an_isolated_follower(fault_cluster: FaultCluster, tmp_path: Path) -> None:
+    isolated: list[int] = []
+
+    def fault(leaders: dict[int, int]) -> Callable[[], None]:
+        isolated.append(next(b for b in (1, 2, 3) if b != leaders[0]))
+        fault_cluster.network.isolate(f"b{isolated[0]}")
+        return fault_cluster.network.heal
+
+    def left_every_isr(views: dict[int, tuple[int, list[int]]]) -> None:
+        assert all(isolated[0] not in isr for _, isr in views.values()), views
+
+    assert_clean(exercise(fault_cluster, tmp_path, "isolated-follower", fault,
+                          during=left_every_isr))
+
+
+def test_a_leader_cut_off_from_zookeeper_only(fault_cluster: FaultCluster,
+                                              tmp_path: Path) -> None:
+    def fault(leaders: dict[int, int]) -> Callable[[], None]:
+        fault_cluster.network.isolate(f"b{leaders[0]}", ZOOKEEPER)
+        return fault_cluster.network.heal
+
+    assert_clean(exercise(fault_cluster, tmp_path, "leader-without-zk", fault,
+                          fault_s=15.0))
+
+
+def test_brokers_split_one_against_two(fault_cluster: FaultCluster, tmp_path: Path) -> None:
+    alone: list[int] = []
+
+    def fault(leaders: dict[int, int]) -> Callable[[], None]:
+        alone.append(leaders[0])
+        fault_cluster.network.isolate(f"b{alone[0]}", [f"b{b}" for b in (1, 2, 3)
+                                                      if b != alone[0]])
+        return fault_cluster.network.heal
+
+    def alone_in_the_isr_of_what_it_leads(views: dict[int, tuple[int, list[int]]]) -> None:
+        # It still holds its ZooKeeper session, so it keeps leading, but no follower
+        # reaches it: its ISRs shrink to itself (below min.insync.replicas: acks=all waits)
+        # and the two others drop it from the ISRs they lead.
+        for leader, isr in views.values():
+            assert isr == [alone[0]] if leader == alone[0] else alone[0] not in isr, views
+
+    assert_clean(exercise(fault_cluster, tmp_path, "split-brokers", fault, fault_s=15.0,
+                          during=alone_in_the_isr_of_what_it_leads))
+
+
+def test_the_zookeeper_leader_paused(fault_cluster: FaultCluster, tmp_path: Path) -> None:
+    def fault(leaders: dict[int, int]) -> Callable[[], None]:
+        paused = fault_cluster.zookeeper_leader()
+        fault_cluster.pause(paused)
+        return lambda: fault_cluster.resume(paused)
+
+    assert_clean(exercise(fault_cluster, tmp_path, "zk-leader-paused", fault))
+
+
+def test_zookeeper_quorum_lost_for_twenty_seconds(fault_cluster: FaultCluster,
+                                                  tmp_path: Path) -> None:
+    def fault(leaders: dict[int, int]) -> Callable[[], None]:
+        for member in ("zk2", "zk3"):
+            fault_cluster.network.isolate(member)
+        return fault_cluster.network.heal
+
+    assert_clean(exercise(fault_cluster, tmp_path, "zk-quorum-lost", fault, fault_s=20.0))

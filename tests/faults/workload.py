@@ -1,0 +1,206 @@
+"""The fault tests' client side, run as a process inside the clients' network namespace.
+
+Why a process of its own: the brokers live in private namespaces that the test process
+cannot reach; a process started with ``ip netns exec`` can, and its history goes to files
+the checker reads.
+
+Commands (``python -m tests.faults.workload <command> --bootstrap ... --topic ...``):
+
+- ``create``: create the topic (RF 3) and wait until every replica is in sync.
+- ``run``: idempotent ``acks=all`` producers write unique values ``p<i>-<n>`` round-robin
+  over the partitions at a fixed rate, recording each acknowledgement (``acks.jsonl``)
+  and each delivery error (``errors.jsonl``); a consumer group reads and commits,
+  recording every value it sees (``consumed.jsonl``).  SIGTERM stops producing, waits
+  for outstanding deliveries, and closes the consumers.
+- ``final``: read every partition from its start to its high watermark (``stored.jsonl``).
+- ``in-sync``: wait until every partition's ISR is its full replica set (exit 1 if not).
+- ``leaders``: print ``{partition: [leader, isr]}`` as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+GROUP = "fault-checker"
+SESSION_TIMEOUT_MS = 6_000
+
+
+def admin(bootstrap: str) -> AdminClient:
+    return AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 5_000})
+
+
+def in_sync(bootstrap: str, topic: str, partitions: int) -> bool:
+    try:
+        found = admin(bootstrap).list_topics(topic, timeout=5).topics.get(topic)
+    except Exception:
+        return False
+    if found is None or found.error is not None or len(found.partitions) != partitions:
+        return False
+    return all(p.leader >= 0 and sorted(p.isrs) == sorted(p.replicas)
+               for p in found.partitions.values())
+
+
+def wait_in_sync(bootstrap: str, topic: str, partitions: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if in_sync(bootstrap, topic, partitions):
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def leaders(args: argparse.Namespace) -> int:
+    found = admin(args.bootstrap).list_topics(args.topic, timeout=10).topics[args.topic]
+    print(json.dumps({p.id: [p.leader, sorted(p.isrs)] for p in found.partitions.values()}))
+    return 0
+
+
+def create(args: argparse.Namespace) -> int:
+    client = admin(args.bootstrap)  # kept: the futures die with their client
+    futures = client.create_topics(
+        [NewTopic(args.topic, args.partitions, 3, config={"min.insync.replicas": "2"})])
+    futures[args.topic].result(30)
+    return 0 if wait_in_sync(args.bootstrap, args.topic, args.partitions, 60) else 1
+
+
+def text(value: bytes | None) -> str:
+    """A workload value (never null: every record the workload writes has one)."""
+    assert value is not None
+    return value.decode()
+
+
+class History:
+    """Append-only JSON-lines files, one per kind of event; thread-safe."""
+
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self._files: dict[str, TextIO] = {}
+        self._directory = directory
+        self._lock = threading.Lock()
+
+    def write(self, kind: str, event: dict[str, Any]) -> None:
+        with self._lock:
+            if kind not in self._files:
+                self._files[kind] = (self._directory / f"{kind}.jsonl").open("a")
+            self._files[kind].write(json.dumps(event) + "\n")
+
+    def close(self) -> None:
+        with self._lock:
+            for file in self._files.values():
+                file.close()
+
+
+def produce(args: argparse.Namespace, name: str, history: History,
+            stop: threading.Event) -> None:
+    def delivered(error: KafkaError | None, message: Any) -> None:
+        value = text(message.value())
+        if error is not None:
+            history.write("errors", {"value": value, "error": str(error)})
+        else:
+            history.write("acks", {"value": value, "partition": message.partition(),
+                                   "offset": message.offset(), "at": time.time()})
+
+    producer = Producer({"bootstrap.servers": args.bootstrap, "enable.idempotence": True,
+                         "acks": "all", "linger.ms": 5, "message.timeout.ms": 90_000,
+                         "topic.metadata.refresh.interval.ms": 1_000})
+    number, interval = 0, 1.0 / args.rate
+    while not stop.is_set():
+        producer.produce(args.topic, f"{name}-{number}".encode(),
+                         partition=number % args.partitions, on_delivery=delivered)
+        number += 1
+        producer.poll(interval)
+    producer.flush(120)
+
+
+def consume(args: argparse.Namespace, history: History, stop: threading.Event) -> None:
+    consumer = Consumer({"bootstrap.servers": args.bootstrap, "group.id": GROUP,
+                         "auto.offset.reset": "earliest", "enable.auto.commit": True,
+                         "auto.commit.interval.ms": 500,
+                         "session.timeout.ms": SESSION_TIMEOUT_MS,
+                         "heartbeat.interval.ms": 1_000})
+    consumer.subscribe([args.topic])
+    while not stop.is_set():
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            history.write("consumed", {"value": text(message.value()),
+                                       "partition": message.partition(),
+                                       "offset": message.offset(), "at": time.time()})
+    consumer.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    history = History(Path(args.out))
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    threads = [threading.Thread(target=produce, args=(args, f"p{i}", history, stop))
+               for i in range(args.producers)]
+    threads += [threading.Thread(target=consume, args=(args, history, stop))
+                for _ in range(args.consumers)]
+    for thread in threads:
+        thread.start()
+    (Path(args.out) / "started").touch()
+    while not stop.is_set():
+        stop.wait(0.2)
+    for thread in threads:
+        thread.join()
+    history.close()
+    return 0
+
+
+def final(args: argparse.Namespace) -> int:
+    """Every record of every partition, read with a group-less consumer."""
+    consumer = Consumer({"bootstrap.servers": args.bootstrap, "group.id": "final-read",
+                         "enable.auto.commit": False, "enable.partition.eof": True})
+    ends = {}
+    for partition in range(args.partitions):
+        _, high = consumer.get_watermark_offsets(TopicPartition(args.topic, partition),
+                                                   timeout=10)
+        ends[partition] = high
+    consumer.assign([TopicPartition(args.topic, p, 0) for p in range(args.partitions)])
+    history = History(Path(args.out))
+    positions = {partition: 0 for partition in ends}
+    deadline = time.monotonic() + 60
+    while any(positions[p] < ends[p] for p in ends) and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is None or message.error() is not None:
+            continue
+        where, offset = message.partition(), message.offset()
+        assert where is not None and offset is not None  # a record, not an event
+        history.write("stored", {"value": text(message.value()), "partition": where,
+                                 "offset": offset})
+        positions[where] = offset + 1
+    history.close()
+    consumer.close()
+    return 0 if all(positions[p] >= ends[p] for p in ends) else 1
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("command", choices=["create", "run", "final", "in-sync", "leaders"])
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--out", default=".")
+    parser.add_argument("--producers", type=int, default=2)
+    parser.add_argument("--consumers", type=int, default=2)
+    parser.add_argument("--rate", type=float, default=100.0, help="records/s per producer")
+    parser.add_argument("--timeout", type=float, default=60.0)
+    args = parser.parse_args(argv)
+    if args.command == "in-sync":
+        return 0 if wait_in_sync(args.bootstrap, args.topic, args.partitions,
+                                 args.timeout) else 1
+    return {"create": create, "run": run, "final": final, "leaders": leaders}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

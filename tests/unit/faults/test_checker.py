@@ -1,0 +1,53 @@
+"""The fault checker finds each anomaly it names, and nothing in a clean history."""
+
+from __future__ import annotations
+
+from tests.faults.checker import Ack, Stored, check
+
+
+def history(values: list[str]) -> tuple[list[Ack], list[Stored]]:
+    acks = [Ack(value, 0, offset, at=float(offset)) for offset, value in enumerate(values)]
+    return acks, [Stored(0, offset, value) for offset, value in enumerate(values)]
+
+
+def test_a_clean_history_is_clean() -> None:
+    acks, stored = history(["a-0", "b-0", "a-1", "b-1"])
+    replicas = {0: {1: {0: (3, 7)}, 2: {0: (3, 7)}, 3: {}}}  # a lagging replica is fine
+    report = check(acks, stored, ["a-0", "b-0", "a-1", "b-1"], replicas, must_consume=(1.5, 3.0))
+    assert report.clean, report.table()
+    assert (report.acknowledged, report.stored, report.consumed) == (4, 4, 4)
+
+
+def test_lost_moved_and_duplicated_writes() -> None:
+    acks, stored = history(["a-0", "a-1", "a-2"])
+    stored = [Stored(0, 0, "a-0"), Stored(0, 1, "a-2"), Stored(0, 2, "a-2")]
+    report = check(acks, stored, [])
+    assert report.lost == ["a-1"]
+    assert report.moved == []  # a-2 is (also) where it was acknowledged
+    assert report.duplicates == ["a-2"]
+    report = check(acks, [Stored(0, 0, "a-0"), Stored(0, 1, "a-2"), Stored(0, 2, "a-1")], [])
+    assert report.moved == ["a-1@0:1", "a-2@0:2"]
+
+
+def test_order_violations_are_per_producer_and_partition() -> None:
+    stored = [Stored(0, 0, "a-1"), Stored(0, 1, "b-0"), Stored(0, 2, "a-0"),
+              Stored(1, 0, "a-0")]
+    report = check([], stored, [])
+    assert report.order_violations == ["a-0@0:2 after a-1@0"]
+
+
+def test_divergent_replicas_up_to_the_common_end() -> None:
+    replicas = {0: {1: {0: (4, 11), 5: (9, 12)},
+                    2: {0: (4, 11), 5: (9, 99)},
+                    3: {0: (4, 11)}}}  # broker 3 lags: offsets past 4 are not compared
+    assert check([], [], [], replicas).divergent == []
+    replicas[0][3][5] = (9, 12)
+    assert check([], [], [], replicas).divergent == ["0:5 {1: (9, 12), 2: (9, 99), 3: (9, 12)}"]
+
+
+def test_writes_acknowledged_in_the_window_after_healing_must_be_consumed() -> None:
+    acks, stored = history(["a-0", "a-1", "a-2"])
+    report = check(acks, stored, ["a-0"], must_consume=(0.5, 2.0))
+    assert report.unconsumed == ["a-1", "a-2"]
+    assert check(acks, stored, ["a-0"], must_consume=(0.5, 1.0)).unconsumed == ["a-1"]
+    assert "unconsumed: a-1, a-2" in report.table()
