@@ -120,6 +120,7 @@ def test_pasted_snippets_with_the_downloaded_ca_produce_and_consume_over_tls(  #
         assert CA_FILE in snippet and tls_broker.sasl_ssl_bootstrap in snippet and secret in snippet
     link = chrome.find_element(By.ID, "ca-download")
     assert link.get_attribute("download") == CA_FILE
+    chrome.execute_script("arguments[0].scrollIntoView({block: 'center'})", link)
     chrome.save_screenshot(str(SCREENSHOTS / "20-api-key-with-ca-download.png"))
 
     downloaded = browser_fetch(chrome, link.get_attribute("href"))
