@@ -102,14 +102,17 @@ def read_all(bootstrap: str, topic: str, partitions: int, timeout_s: float = 60
             message = consumer.poll(0.5)
             if message is None:
                 continue
-            if message.error() is not None:
-                if message.error().code() == KafkaError._PARTITION_EOF:
-                    at_end.add(message.partition())
+            error, index = message.error(), message.partition()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF and index is not None:
+                    at_end.add(index)
                 continue
-            at_end.discard(message.partition())
-            partition, number = message.value().decode().split(":")
-            assert int(partition) == message.partition()
-            records[message.partition()].append((message.offset(), int(number)))
+            offset, value = message.offset(), message.value()
+            assert index is not None and offset is not None and value is not None, message
+            at_end.discard(index)
+            partition, number = value.decode().split(":")
+            assert int(partition) == index
+            records[index].append((offset, int(number)))
         return records
     finally:
         consumer.close()
