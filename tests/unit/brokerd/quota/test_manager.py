@@ -9,7 +9,7 @@ from brokerd.quota import QuotaConfigStore, QuotaEntityKey, QuotaManager, QuotaT
 USER, CLIENT = "acme.orders", "app-1"
 
 
-def _manager(quota_type: QuotaType = QuotaType.PRODUCE, **entities: str) -> QuotaManager:
+def _manager(quota_type: QuotaType = QuotaType.PRODUCE, /, **entities: str) -> QuotaManager:
     """A manager over a store holding ``entity_path=limit`` for ``quota_type``'s key."""
     store = QuotaConfigStore()
     for path, limit in entities.items():
