@@ -9,7 +9,8 @@ from __future__ import annotations
 from kazoo.client import KazooClient
 
 from tenants.publication import published_entities
-from tenants.zookeeper import put_config
+from tenants.znodes import config_znode, decode
+from tenants.zookeeper import put_config, read
 
 from .models import QuotaOverride
 
@@ -17,9 +18,15 @@ QUOTA_KEYS = {"producer_byte_rate", "consumer_byte_rate", "request_percentage"}
 
 
 def sync_quota(zk: KazooClient, entity_path: str) -> list[str]:
-    """Publish one entity's limits, or remove the entity when no override holds it."""
+    """Publish one entity's limits, or remove the entity when no override holds it.
+
+    Other keys of the node stay: a user made over Kafka (AlterUserScramCredentials) keeps its
+    SCRAM credentials in the same ``/config/users/<u>`` node as its quotas, as in Kafka.
+    """
     override = QuotaOverride.objects.filter(entity_path=entity_path).first()
-    config = override.config() if override else None
+    current = decode(read(zk, config_znode(entity_path))).get("config", {})
+    kept = {k: v for k, v in current.items() if k not in QUOTA_KEYS}
+    config = {**kept, **(override.config() if override else {})} or None
     changed = put_config(zk, entity_path, config)
     return [f"{'wrote' if config else 'removed'} /config/{entity_path}"] if changed else []
 

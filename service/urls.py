@@ -15,6 +15,8 @@ router.register("plans", views.PlanViewSet, basename="plan")
 router.register("tenants", views.TenantViewSet, basename="tenant")
 router.register("quotas", ClusterQuotaViewSet, basename="cluster-quota")
 router.register("reassignments", cluster.ReassignmentViewSet, basename="reassignment")
+router.register("scram-users", cluster.ScramUserViewSet, basename="scram-user")
+router.register("acls", cluster.ClusterAclViewSet, basename="cluster-acl")
 router.register("preferred-leader-elections", cluster.PreferredElectionViewSet,
                 basename="preferred-leader-election")
 tenant_router = SimpleRouter()

@@ -1,4 +1,5 @@
-"""Operators' cluster endpoints: partition reassignments and preferred-leader elections.
+"""Operators' cluster endpoints: partition reassignments, preferred-leader elections, and
+read-only views of what Kafka clients made on the cluster (SCRAM users, ACL rules).
 
 Requests are validated against ZooKeeper as it is now (topic, partition, registered brokers), so
 ZooKeeper being unreachable answers 503 rather than accepting a move that cannot be checked.
@@ -14,8 +15,8 @@ from rest_framework.exceptions import APIException
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from .. import services
-from ..models import Reassignment
+from .. import acl_sync, scram_users, services
+from ..models import PublishedAcls, Reassignment
 from ..reassignment import MoveConflict
 from ..reassignments import ClusterFacts, partition_state, read_facts
 from ..zookeeper import client
@@ -86,3 +87,41 @@ class PreferredElectionViewSet(viewsets.GenericViewSet):
         call_service(services.request_preferred_election, request.user,
                      _facts([t for t, _ in partitions]), partitions)
         return Response(serializer.data, status=status.HTTP_202_ACCEPTED)
+
+
+class ScramUserViewSet(viewsets.ViewSet):
+    """SCRAM users made over Kafka (AlterUserScramCredentials; operators only, read-only):
+    operator principals that log in with the credentials an operator's tool set."""
+
+    permission_classes = [IsOperator]
+
+    @extend_schema(responses=s.ScramUserSerializer(many=True))
+    def list(self, request: Request) -> Response:
+        try:
+            users = scram_users.scram_users(client())
+        except ZOOKEEPER_ERRORS as exc:
+            raise ZooKeeperUnavailable() from exc
+        return Response(s.ScramUserSerializer(users, many=True).data)
+
+
+class ClusterAclViewSet(viewsets.ViewSet):
+    """Every ACL rule the brokers enforce (operators only, read-only), including rules made
+    over Kafka for principals or resources of no tenant; ``managed`` rules are also a
+    tenant's ACL rows (``/api/v1/tenants/<slug>/acls/``)."""
+
+    permission_classes = [IsOperator]
+
+    @extend_schema(responses=s.ClusterAclSerializer(many=True))
+    def list(self, request: Request) -> Response:
+        try:
+            published = acl_sync.published_resources(client())
+        except ZOOKEEPER_ERRORS as exc:
+            raise ZooKeeperUnavailable() from exc
+        managed = {(p.pattern_type, p.resource_type, p.resource_name, *entry)
+                   for p in PublishedAcls.objects.all() for entry in p.entries}
+        rules = [{"pattern_type": pattern, "resource_type": rtype, "resource_name": name,
+                  "principal": principal, "operation": operation, "host": host,
+                  "managed": (pattern, rtype, name, principal, operation, host) in managed}
+                 for (pattern, rtype, name), data in sorted(published.items())
+                 for principal, operation, host in sorted(acl_sync.read_entries(data))]
+        return Response(s.ClusterAclSerializer(rules, many=True).data)

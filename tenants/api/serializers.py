@@ -188,3 +188,27 @@ class TopicPartitionSerializer(serializers.Serializer):
 
 class PreferredElectionSerializer(serializers.Serializer):
     partitions = TopicPartitionSerializer(many=True, allow_empty=False)
+
+
+class ScramMechanismSerializer(serializers.Serializer):
+    mechanism = serializers.CharField()
+    iterations = serializers.IntegerField(allow_null=True)
+
+
+class ScramUserSerializer(serializers.Serializer):
+    """A SCRAM user made over Kafka (AlterUserScramCredentials): an operator principal."""
+
+    name = serializers.CharField()
+    mechanisms = ScramMechanismSerializer(many=True)
+
+
+class ClusterAclSerializer(serializers.Serializer):
+    """One allow rule as the brokers hold it; ``managed``: a row of a tenant's ACLs holds it."""
+
+    pattern_type = serializers.CharField()
+    resource_type = serializers.CharField()
+    resource_name = serializers.CharField(help_text="cluster-wide name")
+    principal = serializers.CharField()
+    operation = serializers.CharField()
+    host = serializers.CharField()
+    managed = serializers.BooleanField()
