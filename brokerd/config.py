@@ -105,6 +105,12 @@ class BrokerConfig:
     group_min_session_timeout_ms: int = 6_000
     group_max_session_timeout_ms: int = 1_800_000
     offsets_retention_minutes: int = 7 * 24 * 60
+    # Transaction coordinator (Kafka's keys; brokerd.transactions.TxnConfig explains each).
+    transaction_state_log_num_partitions: int = 50
+    transaction_state_log_replication_factor: int = 3
+    transaction_state_log_min_isr: int = 2
+    transaction_max_timeout_ms: int = 900_000
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int = 10_000
     # Topic-level defaults (Kafka's topic key names), inherited by every new log.
     log_defaults: Mapping[str, str] = field(default_factory=dict)
     # Security (docs/brokerd.md, "Listeners and security").  Kafka principals (``User:<name>``)
@@ -256,6 +262,14 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         group_min_session_timeout_ms=_as_int(props, "group.min.session.timeout.ms", 6_000),
         group_max_session_timeout_ms=_as_int(props, "group.max.session.timeout.ms", 1_800_000),
         offsets_retention_minutes=_as_int(props, "offsets.retention.minutes", 7 * 24 * 60),
+        transaction_state_log_num_partitions=_as_int(
+            props, "transaction.state.log.num.partitions", 50),
+        transaction_state_log_replication_factor=_as_int(
+            props, "transaction.state.log.replication.factor", 3),
+        transaction_state_log_min_isr=_as_int(props, "transaction.state.log.min.isr", 2),
+        transaction_max_timeout_ms=_as_int(props, "transaction.max.timeout.ms", 900_000),
+        transaction_abort_timed_out_transaction_cleanup_interval_ms=_as_int(
+            props, "transaction.abort.timed.out.transaction.cleanup.interval.ms", 10_000),
         log_defaults=log_defaults_from(props),
         super_users=tuple(filter(None, (user.strip() for user in
                                         props.get("super.users", "User:ANONYMOUS").split(";")))),
@@ -289,6 +303,11 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         raise ConfigError("num.partitions and default.replication.factor must be >= 1")
     if config.offsets_topic_num_partitions < 1 or config.offsets_topic_replication_factor < 1:
         raise ConfigError("offsets.topic.num.partitions and .replication.factor must be >= 1")
+    if min(config.transaction_state_log_num_partitions,
+           config.transaction_state_log_replication_factor,
+           config.transaction_state_log_min_isr, config.transaction_max_timeout_ms,
+           config.transaction_abort_timed_out_transaction_cleanup_interval_ms) < 1:
+        raise ConfigError("transaction.state.log.* and transaction.*.ms must be >= 1")
     if not 0 <= config.group_min_session_timeout_ms <= config.group_max_session_timeout_ms:
         raise ConfigError("group.min.session.timeout.ms must be between 0 and "
                           "group.max.session.timeout.ms")

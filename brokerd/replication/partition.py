@@ -166,6 +166,16 @@ class Partition:
             self.appended.fire()
         return result
 
+    def append_marker(self, producer_id: int, producer_epoch: int, commit: bool,
+                      coordinator_epoch: int) -> AppendResult:
+        """WriteTxnMarkers: end a transaction on this leader with a control batch (see
+        ``Log.append_marker``), then as for any append."""
+        result = self.log.append_marker(producer_id, producer_epoch, commit, coordinator_epoch,
+                                        self.leader_epoch)
+        self._maybe_advance_high_watermark()
+        self.appended.fire()
+        return result
+
     def record_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> None:
         """A follower fetches from ``fetch_offset``: that is its log end offset now."""
         state = self.followers.get(replica_id, rules.FollowerState())

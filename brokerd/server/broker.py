@@ -50,6 +50,7 @@ from brokerd.server.metrics import BrokerProbe
 from brokerd.server.producer_ids import ProducerIdAllocator
 from brokerd.server.quotas import BrokerQuotaGlue
 from brokerd.server.reconciler import Reconciler
+from brokerd.server.txn_service import TransactionService
 from brokerd.storage import LogConfig, LogManager
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,9 @@ class Broker:
         self._group_leadership = LeadershipFollower(
             OFFSETS_TOPIC, self.groups.config.num_partitions, self.groups, self.replicas)
         self.reconciler.on_applied.append(self._group_leadership.topic_applied)
+        self.transactions = TransactionService(config, self.cache, self.replicas, self.groups,
+                                               self.producer_ids)
+        self.reconciler.on_applied.append(self.transactions.topic_applied)
         self.shutting_down = asyncio.Event()
         self._housekeeper = Housekeeper(self.quotas, self.replicas, self.log_manager,
                                         self.listeners, config.connections_max_idle_ms)
@@ -147,6 +151,7 @@ class Broker:
         self._group_leadership.cancel()
         self.reconciler.cancel()  # no log may be created while the logs close
         await self.groups.close()
+        await self.transactions.close()
         await self.replicas.close()  # fetchers stop; parked acks=all answer NOT_LEADER
         drains = [c.drain() for listener in self.listeners for c in listener.connections]
         if drains:

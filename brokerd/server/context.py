@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from brokerd.server.metrics import BrokerProbe
     from brokerd.server.producer_ids import ProducerIdAllocator
     from brokerd.server.quotas import BrokerQuotaGlue
+    from brokerd.server.txn_service import TransactionService
     from brokerd.storage import LogConfig
 
 
@@ -38,6 +39,7 @@ class HandlerContext(Protocol):
     replicas: ReplicaManager
     fetch_sessions: FetchSessionCache
     groups: GroupCoordinator
+    transactions: TransactionService
     quotas: BrokerQuotaGlue
     metering: BrokerMetering
     probe: BrokerProbe

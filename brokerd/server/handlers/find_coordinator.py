@@ -1,14 +1,15 @@
-"""FindCoordinator (10) v0-6: which broker coordinates a consumer group.
+"""FindCoordinator (10) v0-6: which broker coordinates a consumer group (key type 0) or a
+transactional id (key type 1).
 
 A group's coordinator is the leader of ``__consumer_offsets`` partition
-``partition_for(group_id)`` (see ``brokerd.groups.hashing``).  The first request creates the
-offsets topic (``offsets.topic.num.partitions`` x ``offsets.topic.replication.factor``,
-compacted) and waits briefly for its leaders.  Whenever no live leader can be named the
-answer is COORDINATOR_NOT_AVAILABLE, which every client retries.  v4+ batches keys
-(KIP-699); v0-3 carry one key and answer at the top level.
-
-Transactional coordinators (key type 1) are not implemented: such keys are answered
-COORDINATOR_NOT_AVAILABLE, like InitProducerId does for transactional ids.
+``partition_for(group_id)`` (see ``brokerd.groups.hashing``); a transactional id's is the
+leader of ``__transaction_state`` partition ``partition_for(transactional_id)`` (same
+hash, that topic's partition count).  The first request creates the internal topic
+(offsets: ``offsets.topic.num.partitions`` x ``offsets.topic.replication.factor``;
+transactions: see ``txn_service.ensure_state_topic``; both compacted) and waits briefly
+for its leaders.  Whenever no live leader can be named the answer is
+COORDINATOR_NOT_AVAILABLE, which every client retries.  v4+ batches keys (KIP-699); v0-3
+carry one key and answer at the top level.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from brokerd.security import ResourceType as Rt
 from brokerd.server import topic_admin
 from brokerd.server.tenancy import ApiNames, Gate, Names
 from brokerd.server.tenancy_rules import GROUP_DENIED, GROUP_KEY, TRANSACTION_KEY, TXN_DENIED, no_coordinator
+from brokerd.server.txn_service import ensure_state_topic
+from brokerd.transactions import TRANSACTION_STATE_TOPIC
 
 if TYPE_CHECKING:
     from brokerd.server.context import HandlerContext
@@ -71,17 +74,21 @@ async def _ensure_offsets_topic(broker: HandlerContext) -> str | None:
 
 async def _find(broker: HandlerContext, request: Request, key: str, key_type: int) -> dict[str, Any]:
     if key_type == TRANSACTION_KEY_TYPE:
-        return _answer(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactions are not served")
-    if key_type != GROUP_KEY_TYPE:
+        problem = await ensure_state_topic(broker)
+        topic = TRANSACTION_STATE_TOPIC
+        partition = broker.transactions.coordinator.partition_for(key)
+    elif key_type == GROUP_KEY_TYPE:
+        problem = await _ensure_offsets_topic(broker)
+        topic, partition = OFFSETS_TOPIC, broker.groups.partition_for(key)
+    else:
         return _answer(key, ErrorCode.INVALID_REQUEST, f"unknown key type {key_type}")
-    problem = await _ensure_offsets_topic(broker)
     if problem is not None:
         return _answer(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, problem)
-    metadata = broker.cache.topic(OFFSETS_TOPIC)
-    state = None if metadata is None else metadata.states.get(broker.groups.partition_for(key))
+    metadata = broker.cache.topic(topic)
+    state = None if metadata is None else metadata.states.get(partition)
     registration = None if state is None else broker.cache.brokers.get(state.leader)
     if state is None or registration is None:
-        return _answer(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "offsets partition has no leader")
+        return _answer(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{topic} partition has no leader")
     endpoint = registration.endpoint(request.connection.listener_name)
     if endpoint is None:
         return _answer(key, ErrorCode.COORDINATOR_NOT_AVAILABLE,

@@ -91,10 +91,9 @@ def test_dead_leader_or_missing_listener_is_coordinator_not_available() -> None:
         ErrorCode.COORDINATOR_NOT_AVAILABLE)
 
 
-def test_transaction_and_unknown_key_types_are_refused() -> None:
+def test_unknown_key_types_are_refused() -> None:
+    """(Transaction keys, type 1: tests/integration/brokerd/test_transactions.py.)"""
     broker = fake_broker(dict.fromkeys(range(OFFSETS_PARTITIONS), 2), {2: TWO_LISTENERS})
-    answer = find(broker, 4, {"key_type": 1, "coordinator_keys": ["tx"]})
-    assert answer["coordinators"][0]["error_code"] == ErrorCode.COORDINATOR_NOT_AVAILABLE
     assert find(broker, 2, {"key": "g", "key_type": 9})["error_code"] == ErrorCode.INVALID_REQUEST
 
 

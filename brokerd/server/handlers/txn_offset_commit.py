@@ -1,0 +1,42 @@
+"""TxnOffsetCommit (28) v0-4: a transactional producer commits a group's offsets as part
+of its transaction (``send_offsets_to_transaction``).  Sent to the group coordinator,
+which stores them at once and applies them when the commit marker reaches the group's
+offsets partition (:meth:`GroupCoordinator.txn_offset_commit`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brokerd.protocol import ApiKey
+from brokerd.security import AclOperation as Op
+from brokerd.security import ResourceType as Rt
+from brokerd.server.tenancy import ApiNames, Gate, Names
+from brokerd.server.tenancy_rules import (
+    GROUP_ID,
+    RESPONSE_TOPICS,
+    TOPIC_DENIED,
+    TXN_DENIED,
+    commit_answer,
+    every_commit_partition,
+    group_gate,
+)
+
+if TYPE_CHECKING:
+    from brokerd.server.context import HandlerContext
+    from brokerd.server.request import Request
+
+API_KEY = ApiKey.TXN_OFFSET_COMMIT
+MIN_VERSION, MAX_VERSION = 0, 4
+TENANCY = ApiNames(
+    request=(Names(("transactional_id",), Rt.TRANSACTIONAL_ID), GROUP_ID,
+             Names(("topics", "name"), Rt.TOPIC, Op.READ, TOPIC_DENIED)),
+    response=(RESPONSE_TOPICS,),
+    gates=(Gate(Rt.TRANSACTIONAL_ID, Op.WRITE, TXN_DENIED, every_commit_partition,
+                ("transactional_id",)),
+           group_gate(Op.READ, every_commit_partition)),
+    withheld=(("topics",), commit_answer))
+
+
+async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
+    response = await broker.groups.txn_offset_commit(request.body, request.version)
+    return {"throttle_time_ms": 0, **response}

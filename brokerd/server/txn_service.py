@@ -1,0 +1,199 @@
+"""The transaction coordinator as the broker hosts it: its ``__transaction_state`` log,
+leadership following, and the markers it sends to partition leaders.
+
+Markers (Kafka's ``TransactionMarkerChannelManager``): a partition led here gets its
+marker appended directly; any other goes to its leader as a WriteTxnMarkers request over
+the inter-broker listener (one pooled connection per broker, one request at a time).
+Either way the answer comes once the leader's in-sync replicas hold the marker (acks=all,
+as Kafka writes markers), so a marker acknowledged to the coordinator survives the
+leader's loss.  A marker reaching a ``__consumer_offsets`` partition also completes the
+producer's transactional offset commits there (:meth:`GroupCoordinator.complete_transaction`).
+
+Not thread-safe: the loop thread only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+from brokerd.groups.partition_log import OFFSETS_TOPIC, ReplicaOffsetsLog
+from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.replication.client import InterBrokerConnection
+from brokerd.server import topic_admin
+from brokerd.server.internal_topics import LeadershipFollower
+from brokerd.storage import StorageError
+from brokerd.transactions import TRANSACTION_STATE_TOPIC, TransactionCoordinator, TxnConfig
+from brokerd.transactions.config import TRANSACTION_STATE_TOPIC_CONFIGS
+
+if TYPE_CHECKING:
+    from brokerd.config import BrokerConfig
+    from brokerd.groups import GroupCoordinator
+    from brokerd.replication.manager import ReplicaManager
+    from brokerd.server.context import HandlerContext
+    from brokerd.server.metadata_cache import MetadataCache
+    from brokerd.server.producer_ids import ProducerIdAllocator
+
+log = logging.getLogger(__name__)
+
+WRITE_TXN_MARKERS_VERSION = 1
+#: How long a marker may wait for the leader's in-sync replicas before the coordinator
+#: hears REQUEST_TIMED_OUT and retries (Kafka's request.timeout.ms for markers).
+MARKER_COMMIT_TIMEOUT_S = 30.0
+# Long enough for a fresh topic's 50 leaders on a loaded machine (as for the offsets topic).
+CREATE_WAIT_S = 10.0
+
+
+def client_error(error: ErrorCode, version: int, fenced_since: int) -> ErrorCode:
+    """KIP-588: clients older than ``fenced_since`` do not know PRODUCER_FENCED and get
+    INVALID_PRODUCER_EPOCH for it, as Kafka answers them."""
+    if error == ErrorCode.PRODUCER_FENCED and version < fenced_since:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return error
+
+
+def txn_config(config: BrokerConfig) -> TxnConfig:
+    """The coordinator's settings from the ``transaction.*`` keys."""
+    return TxnConfig(
+        num_partitions=config.transaction_state_log_num_partitions,
+        replication_factor=config.transaction_state_log_replication_factor,
+        min_isr=config.transaction_state_log_min_isr,
+        max_timeout_ms=config.transaction_max_timeout_ms,
+        abort_check_interval_ms=config.transaction_abort_timed_out_transaction_cleanup_interval_ms)
+
+
+async def append_marker_locally(replicas: ReplicaManager, groups: GroupCoordinator,
+                                topic: str, partition: int, producer_id: int,
+                                producer_epoch: int, commit: bool, coordinator_epoch: int,
+                                timeout_s: float = MARKER_COMMIT_TIMEOUT_S) -> ErrorCode:
+    """Append a marker on a partition led here and wait for its in-sync replicas (the
+    WriteTxnMarkers rule); NONE once committed."""
+    hosted = replicas.leader(topic, partition)
+    if hosted is None:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    try:
+        result = hosted.append_marker(producer_id, producer_epoch, commit, coordinator_epoch)
+    except StorageError as exc:
+        return exc.error_code
+    committed = hosted.wait_for_commit(result.last_offset)
+    try:
+        if not await asyncio.wait_for(committed, timeout_s):
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    except TimeoutError:
+        return ErrorCode.REQUEST_TIMED_OUT
+    if topic == OFFSETS_TOPIC:
+        groups.complete_transaction(partition, producer_id, commit)
+    return ErrorCode.NONE
+
+
+class MarkerRouter:
+    """The coordinator's :class:`~brokerd.transactions.MarkerWriter`: local appends, or
+    WriteTxnMarkers to the leader."""
+
+    def __init__(self, config: BrokerConfig, cache: MetadataCache, replicas: ReplicaManager,
+                 groups: GroupCoordinator) -> None:
+        self._config = config
+        self._cache = cache
+        self._replicas = replicas
+        self._groups = groups
+        self._connections: dict[int, InterBrokerConnection] = {}
+        self._locks: dict[int, asyncio.Lock] = {}
+
+    async def write_marker(self, topic: str, partition: int, producer_id: int,
+                           producer_epoch: int, commit: bool, coordinator_epoch: int
+                           ) -> ErrorCode:
+        if self._cache.topic(topic) is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        state = self._cache.partition_state(topic, partition)
+        if state is None or state.leader < 0:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        if state.leader == self._config.broker_id:
+            return await append_marker_locally(self._replicas, self._groups, topic, partition,
+                                               producer_id, producer_epoch, commit,
+                                               coordinator_epoch)
+        body = {"markers": [{"producer_id": producer_id, "producer_epoch": producer_epoch,
+                             "transaction_result": commit, "coordinator_epoch": coordinator_epoch,
+                             "topics": [{"name": topic, "partition_indexes": [partition]}]}]}
+        response = await self._send(state.leader, body)
+        if response is None:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        for marker in response["markers"]:
+            for answered in marker["topics"]:
+                for result in answered["partitions"]:
+                    return ErrorCode(result["error_code"])
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+
+    async def _send(self, broker_id: int, body: dict) -> dict | None:  # type: ignore[type-arg]
+        registration = self._cache.brokers.get(broker_id)
+        endpoint = None if registration is None else registration.endpoint(
+            self._config.inter_broker_listener_name)
+        if endpoint is None:
+            return None
+        lock = self._locks.setdefault(broker_id, asyncio.Lock())
+        async with lock:
+            try:
+                connection = self._connections.get(broker_id)
+                if connection is None:
+                    connection = await InterBrokerConnection.open(
+                        endpoint[0], endpoint[1], f"broker-{self._config.broker_id}-txn",
+                        self._config.replica_socket_timeout_ms / 1000)
+                    self._connections[broker_id] = connection
+                return await connection.request(ApiKey.WRITE_TXN_MARKERS,
+                                                WRITE_TXN_MARKERS_VERSION, body,
+                                                extra_wait_s=MARKER_COMMIT_TIMEOUT_S)
+            except ConnectionError as exc:
+                log.info("WriteTxnMarkers to broker %d failed: %s", broker_id, exc)
+                stale = self._connections.pop(broker_id, None)
+                if stale is not None:
+                    stale.close()
+                return None
+
+    def close(self) -> None:
+        for connection in self._connections.values():
+            connection.close()
+        self._connections.clear()
+
+
+class TransactionService:
+    """The hosted coordinator: built once by the broker, closed at shutdown."""
+
+    def __init__(self, config: BrokerConfig, cache: MetadataCache, replicas: ReplicaManager,
+                 groups: GroupCoordinator, producer_ids: ProducerIdAllocator) -> None:
+        self.settings = txn_config(config)
+        self.markers = MarkerRouter(config, cache, replicas, groups)
+        self.coordinator = TransactionCoordinator(
+            ReplicaOffsetsLog(replicas, topic=TRANSACTION_STATE_TOPIC), self.markers,
+            producer_ids.next_id, self.settings)
+        self.leadership = LeadershipFollower(TRANSACTION_STATE_TOPIC,
+                                             self.settings.num_partitions, self.coordinator,
+                                             replicas)
+
+    def topic_applied(self, name: str) -> None:
+        self.leadership.topic_applied(name)
+
+    async def close(self) -> None:
+        self.leadership.cancel()
+        await self.coordinator.close()
+        self.markers.close()
+
+
+async def ensure_state_topic(broker: HandlerContext) -> str | None:
+    """Create ``__transaction_state`` if missing; None once it exists, else why not.
+    Replicas and min.insync.replicas are capped at the live brokers (see TxnConfig)."""
+    if broker.cache.topic(TRANSACTION_STATE_TOPIC) is not None:
+        return None
+    settings = broker.transactions.settings
+    replication = max(1, min(settings.replication_factor, len(broker.cache.live_broker_ids())))
+    configs = {**TRANSACTION_STATE_TOPIC_CONFIGS,
+               "min.insync.replicas": str(max(1, min(settings.min_isr, replication)))}
+    result, _ = await topic_admin.create_topic(
+        broker, TRANSACTION_STATE_TOPIC, settings.num_partitions, replication, configs=configs,
+        timeout_s=CREATE_WAIT_S)
+    if result.error_code == ErrorCode.TOPIC_ALREADY_EXISTS:
+        with contextlib.suppress(TimeoutError):
+            await broker.cache.wait_until(
+                lambda: broker.cache.has_leaders(TRANSACTION_STATE_TOPIC), CREATE_WAIT_S)
+        return None
+    return None if result.ok else f"cannot create {TRANSACTION_STATE_TOPIC}: {result.error_message}"
