@@ -4,6 +4,7 @@ so the tests exercise exactly the znodes and notifications the control plane pro
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -112,22 +113,25 @@ class SecureBroker:
         return f"127.0.0.1:{self.sasl_ssl_port}"
 
 
-def start_secure_broker(zk_connect: str, directory: Path, *, tls_dir: Path | None = None,
+def start_secure_broker(zk_connect: str, directory: Path, *,
+                        tls_dir: str | os.PathLike[str] | None = None,
                         **properties: str) -> SecureBroker:
-    """Start a broker; with ``tls_dir`` (made by scripts/certs.sh) also a SASL_SSL listener."""
+    """Start a broker; with ``tls_dir`` (made by scripts/certs.sh) also a SASL_SSL listener.
+    ``properties`` are broker properties, usually passed as ``**{"dotted.name": value}``."""
     sasl_port = free_port()
     listeners = [f"SASL_PLAINTEXT://127.0.0.1:{sasl_port}"]
     props = {"zookeeper.session.timeout.ms": "6000", **properties}
     sasl_ssl_port = None
-    if tls_dir is not None:
+    tls = Path(tls_dir) if tls_dir is not None else None
+    if tls is not None:
         sasl_ssl_port = free_port()
         listeners.append(f"SASL_SSL://127.0.0.1:{sasl_ssl_port}")
-        props["ssl.keystore.location"] = str(tls_dir / "broker.pem")
+        props["ssl.keystore.location"] = str(tls / "broker.pem")
     process = BrokerProcess(zk_connect, directory / "logs", properties=props,
                             extra_listeners=tuple(listeners))
     process.start()
     return SecureBroker(process, sasl_port, sasl_ssl_port,
-                        tls_dir / "ca.pem" if tls_dir is not None else None)
+                        tls / "ca.pem" if tls is not None else None)
 
 
 def try_login(port: int, api_key: ApiKey) -> tuple[WireClient, dict[str, Any]]:
