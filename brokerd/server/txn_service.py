@@ -17,10 +17,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from brokerd.groups.partition_log import OFFSETS_TOPIC, ReplicaOffsetsLog
-from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.protocol import ApiKey, ErrorCode, ProtocolError
+from brokerd.protocol.records import parse_batch_header
 from brokerd.replication.client import InterBrokerConnection
 from brokerd.server import topic_admin
 from brokerd.server.internal_topics import LeadershipFollower
@@ -39,6 +40,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WRITE_TXN_MARKERS_VERSION = 1
+VERIFY_VERSION = 4  # AddPartitionsToTxn v4: batched, verify_only (KIP-890)
+#: What a produce answers when the coordinator cannot verify now: Kafka maps these to
+#: NOT_ENOUGH_REPLICAS, an error every producer retries.
+_RETRY_VERIFICATION = {ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                       ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                       ErrorCode.CONCURRENT_TRANSACTIONS}
 #: How long a marker may wait for the leader's in-sync replicas before the coordinator
 #: hears REQUEST_TIMED_OUT and retries (Kafka's request.timeout.ms for markers).
 MARKER_COMMIT_TIMEOUT_S = 30.0
@@ -116,7 +123,8 @@ class MarkerRouter:
         body = {"markers": [{"producer_id": producer_id, "producer_epoch": producer_epoch,
                              "transaction_result": commit, "coordinator_epoch": coordinator_epoch,
                              "topics": [{"name": topic, "partition_indexes": [partition]}]}]}
-        response = await self._send(state.leader, body)
+        response = await self.send(state.leader, ApiKey.WRITE_TXN_MARKERS,
+                                   WRITE_TXN_MARKERS_VERSION, body, MARKER_COMMIT_TIMEOUT_S)
         if response is None:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
         for marker in response["markers"]:
@@ -125,7 +133,9 @@ class MarkerRouter:
                     return ErrorCode(result["error_code"])
         return ErrorCode.UNKNOWN_SERVER_ERROR
 
-    async def _send(self, broker_id: int, body: dict) -> dict | None:  # type: ignore[type-arg]
+    async def send(self, broker_id: int, api_key: ApiKey, version: int, body: dict[str, Any],
+                   extra_wait_s: float = 0.0) -> dict[str, Any] | None:
+        """One request to another broker over the pooled connection; None if it failed."""
         registration = self._cache.brokers.get(broker_id)
         endpoint = None if registration is None else registration.endpoint(
             self._config.inter_broker_listener_name)
@@ -140,11 +150,10 @@ class MarkerRouter:
                         endpoint[0], endpoint[1], f"broker-{self._config.broker_id}-txn",
                         self._config.replica_socket_timeout_ms / 1000)
                     self._connections[broker_id] = connection
-                return await connection.request(ApiKey.WRITE_TXN_MARKERS,
-                                                WRITE_TXN_MARKERS_VERSION, body,
-                                                extra_wait_s=MARKER_COMMIT_TIMEOUT_S)
+                return await connection.request(api_key, version, body,
+                                                extra_wait_s=extra_wait_s)
             except ConnectionError as exc:
-                log.info("WriteTxnMarkers to broker %d failed: %s", broker_id, exc)
+                log.info("%s to broker %d failed: %s", api_key.name, broker_id, exc)
                 stale = self._connections.pop(broker_id, None)
                 if stale is not None:
                     stale.close()
@@ -197,3 +206,60 @@ async def ensure_state_topic(broker: HandlerContext) -> str | None:
                 lambda: broker.cache.has_leaders(TRANSACTION_STATE_TOPIC), CREATE_WAIT_S)
         return None
     return None if result.ok else f"cannot create {TRANSACTION_STATE_TOPIC}: {result.error_message}"
+
+
+async def verify_produce(broker: HandlerContext, transactional_id: str | None, topic: str,
+                         data: dict[str, Any]) -> ErrorCode | None:
+    """KIP-890 part 1, on the partition leader: a transactional batch may only open this
+    producer's transaction here if the coordinator has the partition in the producer
+    epoch's ongoing transaction; otherwise (a late write of a finished transaction, a
+    zombie) it is refused before anything is stored.  Batches continuing a transaction
+    already open here need no question (Kafka's verification guard).  None: append."""
+    records = data["records"]
+    if transactional_id is None or records is None or len(records) < 61:
+        return None
+    try:
+        header = parse_batch_header(records, 0)
+    except ProtocolError:
+        return None  # the append reports the corrupt batch
+    if not header.is_transactional or header.producer_id < 0:
+        return None
+    hosted = broker.replicas.leader(topic, data["index"])
+    if hosted is None:
+        return None  # the append answers NOT_LEADER_OR_FOLLOWER
+    state = hosted.log.producer_state(header.producer_id)
+    if (state is not None and state.epoch == header.producer_epoch
+            and state.current_txn_first_offset >= 0):
+        return None
+    error = await _ask_coordinator(broker, transactional_id, header.producer_id,
+                                   header.producer_epoch, topic, data["index"])
+    if error == ErrorCode.NONE:
+        return None
+    return ErrorCode.NOT_ENOUGH_REPLICAS if error in _RETRY_VERIFICATION else error
+
+
+async def _ask_coordinator(broker: HandlerContext, transactional_id: str, producer_id: int,
+                           producer_epoch: int, topic: str, partition: int) -> ErrorCode:
+    coordinator = broker.transactions.coordinator
+    state = broker.cache.partition_state(TRANSACTION_STATE_TOPIC,
+                                         coordinator.partition_for(transactional_id))
+    if state is None or state.leader < 0:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if state.leader == broker.config.broker_id:
+        return coordinator.verify(transactional_id, producer_id, producer_epoch,
+                                  (topic, partition))
+    body = {"transactions": [{"transactional_id": transactional_id, "producer_id": producer_id,
+                              "producer_epoch": producer_epoch, "verify_only": True,
+                              "topics": [{"name": topic, "partitions": [partition]}]}]}
+    response = await broker.transactions.markers.send(state.leader,
+                                                      ApiKey.ADD_PARTITIONS_TO_TXN,
+                                                      VERIFY_VERSION, body)
+    if response is None:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if response["error_code"]:
+        return ErrorCode(response["error_code"])
+    for transaction in response["results_by_transaction"]:
+        for result in transaction["topic_results"]:
+            for answer in result["results_by_partition"]:
+                return ErrorCode(answer["partition_error_code"])
+    return ErrorCode.UNKNOWN_SERVER_ERROR

@@ -29,6 +29,7 @@ from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
 from brokerd.server.tenancy import ApiNames, Gate, Names
 from brokerd.server.tenancy_rules import TOPIC_DENIED, TXN_DENIED, every_produce_partition
+from brokerd.server.txn_service import verify_produce
 from brokerd.storage import StorageError
 
 if TYPE_CHECKING:
@@ -122,6 +123,10 @@ async def handle(broker: HandlerContext, request: Request) -> dict[str, Any] | N
         else:
             partitions = []
             for data in topic_data["partition_data"]:
+                refused = await verify_produce(broker, body["transactional_id"], name, data)
+                if refused is not None:  # KIP-890: not in this producer's transaction
+                    partitions.append(partition_error(data["index"], refused))
+                    continue
                 answer, wait = _append(broker, name, data, acks)
                 partitions.append(answer)
                 if wait is not None:
