@@ -49,14 +49,15 @@ class TopicPartitionStateSerializer(serializers.Serializer):
 class TopicConfigStateSerializer(serializers.Serializer):
     name = serializers.CharField()
     value = serializers.CharField(allow_null=True)
-    source = serializers.ChoiceField(choices=["topic", "broker", "default"])
+    source = serializers.ChoiceField(choices=["topic", "broker", "default"])  # type: ignore[assignment]
     editable = serializers.BooleanField()
 
 
 class TopicStateSerializer(serializers.Serializer):
     partitions = TopicPartitionStateSerializer(many=True)
     configs = TopicConfigStateSerializer(many=True)
-    errors = serializers.ListField(child=serializers.CharField(),
+    # output only: shadowing Serializer.errors is harmless for a serializer never validated
+    errors = serializers.ListField(child=serializers.CharField(),  # type: ignore[assignment]
                                    help_text="parts the brokers did not answer")
 
 

@@ -236,7 +236,7 @@ def _consume(consumer: Consumer, request: BrowseRequest, high: int, result: Brow
                 return
             result.records.append(record)
             read_bytes += record.size
-            if message.offset() + 1 >= high:
+            if record.offset + 1 >= high:
                 return
             if len(result.records) >= request.max_records:
                 result.stopped = f"max records ({request.max_records}) reached"

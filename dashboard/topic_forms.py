@@ -47,14 +47,19 @@ def parse_timestamp(text: str) -> int:
     return int(moment.timestamp() * 1000)
 
 
+class ApiKeyChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: ApiKey) -> str:  # type: ignore[override]
+        return f"{obj.key} ({obj.principal.name})"
+
+
 class BrowseForm(forms.Form):
     """The key to read as (with its secret: never stored) and where to start."""
 
     START_CHOICES = [("newest", "the newest records"), ("offset", "an offset"),
                      ("timestamp", "a time")]
 
-    api_key = forms.ModelChoiceField(queryset=ApiKey.objects.none(), to_field_name="key",
-                                     label="Read as API key")
+    api_key = ApiKeyChoiceField(queryset=ApiKey.objects.none(), to_field_name="key",
+                                label="Read as API key")
     secret = forms.CharField(widget=forms.PasswordInput, help_text="not stored")
     partition = forms.IntegerField(min_value=0, initial=0)
     start = forms.ChoiceField(choices=START_CHOICES, initial="newest")
@@ -70,7 +75,6 @@ class BrowseForm(forms.Form):
         assert isinstance(field, forms.ModelChoiceField)
         field.queryset = ApiKey.objects.filter(principal__tenant=tenant).select_related(
             "principal").order_by("principal__name", "key")
-        field.label_from_instance = lambda key: f"{key.key} ({key.principal.name})"
 
     def clean(self) -> dict:
         data = super().clean() or {}

@@ -100,12 +100,13 @@ def _tail_records(consumer: Consumer, tenant: str, since_ms: int) -> tuple[list[
     deadline = time.monotonic() + READ_BUDGET_S
     while remaining and time.monotonic() < deadline:
         for message in consumer.consume(500, 0.2):
-            if message.error() is not None:
+            partition, offset, value = message.partition(), message.offset(), message.value()
+            if message.error() is not None or partition is None or offset is None:
                 continue
-            if message.offset() + 1 >= remaining.get(message.partition(), 0):
-                remaining.pop(message.partition(), None)
-            if message.key() == tenant.encode():
-                values.append(message.value())
+            if offset + 1 >= remaining.get(partition, 0):
+                remaining.pop(partition, None)
+            if message.key() == tenant.encode() and value is not None:
+                values.append(value)
     return values, truncated or bool(remaining)
 
 

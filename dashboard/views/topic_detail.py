@@ -50,7 +50,7 @@ def topic_config(request: HttpRequest, tenant: Tenant, name: str) -> HttpRespons
     topic = _topic(tenant, name)
     form = ConfigChangeForm(request.POST)
     if not form.is_valid():
-        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
         return redirect("dashboard:topic", slug=tenant.slug, name=topic.name)
     key, reset = form.cleaned_data["name"], form.cleaned_data["reset"]
     if key in MANAGED_CONFIGS:
@@ -69,7 +69,7 @@ def topic_config(request: HttpRequest, tenant: Tenant, name: str) -> HttpRespons
         messages.error(request, f"The brokers refused {key}: {exc}")
         return redirect("dashboard:topic", slug=tenant.slug, name=topic.name)
     if run_service(form, services.update_topic, request.user, topic, configs=configs) is None:
-        messages.error(request, " ".join(form.non_field_errors()))
+        messages.error(request, " ".join(str(e) for e in form.non_field_errors()))
     else:
         messages.success(request, f"{key} {'reset to its default' if reset else 'set'}; "
                                   "the brokers apply it within seconds.")
