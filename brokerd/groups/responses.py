@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from brokerd.groups.consumer.coordinator import heartbeat_error
 from brokerd.groups.outcome import Response
 from brokerd.groups.rebalance import join_error, sync_error
 from brokerd.protocol import ApiKey, ErrorCode
@@ -32,6 +33,8 @@ def error_response(api_key: ApiKey, body: dict[str, Any], error: ErrorCode) -> R
         ]}
     if api_key in (ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.OFFSET_DELETE):
         return {"error_code": error, "members": [], "topics": []}
+    if api_key == ApiKey.CONSUMER_GROUP_HEARTBEAT:
+        return heartbeat_error(error)
     if api_key == ApiKey.DELETE_GROUPS:
         return {"group_id": body["group_id"], "error_code": error}
     raise ValueError(f"no single-group error shape for {api_key!r}")

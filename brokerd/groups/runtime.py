@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from brokerd.groups.config import GroupConfig
+from brokerd.groups.consumer.topics import TopicsView
 from brokerd.groups.hashing import partition_for
 from brokerd.groups.outcome import Outcome, Response
 from brokerd.groups.responses import (
@@ -208,6 +209,28 @@ class GroupCoordinator:
         return await self._run(ApiKey.LEAVE_GROUP, body["group_id"], body,
                                lambda shard, _token, now: shard.leave_group(body, api_version,
                                                                             now))
+
+    async def consumer_group_heartbeat(self, body: dict[str, Any], api_version: int,
+                                       client_id: str, client_host: str,
+                                       topics: TopicsView) -> Response:
+        return await self._run(ApiKey.CONSUMER_GROUP_HEARTBEAT, body["group_id"], body,
+                               lambda shard, _token, now: shard.consumer_group_heartbeat(
+                                   body, api_version, client_id, client_host, topics, now))
+
+    async def consumer_group_describe(self, body: dict[str, Any], api_version: int,
+                                      topics: TopicsView) -> Response:
+        """Reads need no lock (as OffsetFetch): the state shown is what was replayed."""
+        described = []
+        for group_id in body["group_ids"]:
+            owned, error = self._owner(group_id)
+            if owned is None:
+                described.append({"error_code": error, "error_message": None,
+                                  "group_id": group_id, "group_state": "",
+                                  "group_epoch": -1, "assignment_epoch": -1,
+                                  "assignor_name": "", "members": []})
+            else:
+                described.append(owned.shard.consumer.describe(group_id, topics))
+        return {"groups": described}
 
     async def offset_commit(self, body: dict[str, Any], api_version: int) -> Response:
         return await self._run(ApiKey.OFFSET_COMMIT, body["group_id"], body,

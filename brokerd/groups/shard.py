@@ -23,6 +23,9 @@ from typing import Any
 
 from brokerd.groups import membership, rebalance
 from brokerd.groups.config import GroupConfig
+from brokerd.groups.consumer.coordinator import ConsumerGroups
+from brokerd.groups.consumer.records import decode_consumer_key
+from brokerd.groups.consumer.topics import TopicsView
 from brokerd.groups.group import CONSUMER_PROTOCOL_TYPE, Group, GroupState
 from brokerd.groups.offsets import OffsetStore, commit_error
 from brokerd.groups.outcome import Outcome, Response
@@ -45,6 +48,8 @@ class GroupShard:
         self.config = config
         self.groups: dict[str, Group] = {}
         self.offsets = OffsetStore()
+        #: Consumer-protocol (KIP-848) groups; a group id is in at most one of the two.
+        self.consumer = ConsumerGroups(config)
 
     # -- loading and replay ----------------------------------------------------------------
 
@@ -58,7 +63,8 @@ class GroupShard:
         if isinstance(decoded, OffsetKey):
             offset = None if value is None else decode_offset_value(value)
             self.offsets.replay(decoded, offset)
-            if offset is not None and decoded.group not in self.groups:
+            if (offset is not None and decoded.group not in self.groups
+                    and decoded.group not in self.consumer.groups):
                 self.groups[decoded.group] = Group(decoded.group, GroupState.EMPTY, now_ms)
         elif isinstance(decoded, GroupKey):
             if value is None:
@@ -66,6 +72,12 @@ class GroupShard:
             else:
                 self.groups[decoded.group] = Group.from_value(
                     decoded.group, decode_group_value(value), now_ms)
+        elif (consumer_key := decode_consumer_key(key)) is not None:
+            self.consumer.replay(consumer_key, value, now_ms)
+            classic = self.groups.get(consumer_key.group_id)
+            if (consumer_key.group_id in self.consumer.groups and classic is not None
+                    and classic.state == GroupState.EMPTY):
+                del self.groups[consumer_key.group_id]  # offsets-only placeholder
 
     # -- membership APIs -------------------------------------------------------------------
 
@@ -85,9 +97,14 @@ class GroupShard:
             error = ErrorCode.UNKNOWN_MEMBER_ID
         elif not _accepts_protocols(group, req):
             error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        elif self.consumer.has_members(group_id):
+            error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL  # a consumer-protocol group
         if error != ErrorCode.NONE:
             out.response = join_error(req.member_id, error)
             return out
+        if self.consumer.forget_empty(group_id):  # an empty consumer group turns classic
+            out.records.extend(self.consumer.forget_empty(group_id))
+            del self.consumer.groups[group_id]
         if group is None:
             group = self.groups[group_id] = Group(group_id, GroupState.EMPTY, now_ms)
         rebalance.join(group, req, token, self.config, now_ms, out)
@@ -142,6 +159,17 @@ class GroupShard:
         }
         return out
 
+    def consumer_group_heartbeat(self, body: dict[str, Any], version: int, client_id: str,
+                                 client_host: str, topics: TopicsView, now_ms: int) -> Outcome:
+        """KIP-848 heartbeat; an empty classic group (offsets only) becomes a consumer
+        group, a classic group with members keeps its id (GROUP_ID_NOT_FOUND)."""
+        classic = self.groups.get(body["group_id"])
+        out = self.consumer.heartbeat(body, version, client_id, client_host, topics,
+                                      classic is not None and bool(classic.members), now_ms)
+        if classic is not None and not classic.members and out.records:
+            out.add_group_tombstone(body["group_id"])
+        return out
+
     # -- offsets APIs ----------------------------------------------------------------------
 
     def offset_commit(self, body: dict[str, Any], now_ms: int) -> Outcome:
@@ -149,7 +177,10 @@ class GroupShard:
         group_id = body["group_id"]
         generation = body["generation_id_or_member_epoch"]
         group = self.groups.get(group_id)
-        if group is not None:
+        consumer_group = self.consumer.groups.get(group_id)
+        if consumer_group is not None:
+            error = self.consumer.commit_error(consumer_group, body["member_id"], generation)
+        elif group is not None:
             error = commit_error(group, body["member_id"], body["group_instance_id"], generation)
         elif generation < 0:
             error = ErrorCode.NONE
@@ -194,15 +225,19 @@ class GroupShard:
         out = Outcome(replay=True)
         group_id = body["group_id"]
         group = self.groups.get(group_id)
-        if group is None:
+        consumer_group = self.consumer.groups.get(group_id)
+        if consumer_group is not None:
+            subscribed: set[str] = set(consumer_group.subscribed_names())
+        elif group is None:
             out.response = {"error_code": ErrorCode.GROUP_ID_NOT_FOUND, "topics": []}
             return out
-        active = group.state != GroupState.EMPTY
-        if active and group.protocol_type != CONSUMER_PROTOCOL_TYPE:
-            # Without the consumer protocol the subscriptions cannot be known.
-            out.response = {"error_code": ErrorCode.NON_EMPTY_GROUP, "topics": []}
-            return out
-        subscribed = (group.subscribed_topics or set()) if active else set()
+        else:
+            active = group.state != GroupState.EMPTY
+            if active and group.protocol_type != CONSUMER_PROTOCOL_TYPE:
+                # Without the consumer protocol the subscriptions cannot be known.
+                out.response = {"error_code": ErrorCode.NON_EMPTY_GROUP, "topics": []}
+                return out
+            subscribed = (group.subscribed_topics or set()) if active else set()
         committed = self.offsets.of(group_id)
         topics = []
         for topic in body["topics"]:
@@ -224,12 +259,13 @@ class GroupShard:
 
     def list_groups(self, states_filter: list[str]) -> list[dict[str, Any]]:
         wanted = {state.lower() for state in states_filter}
-        return [
+        rows = [
             {"group_id": group.group_id, "protocol_type": group.protocol_type or "",
              "group_state": group.state.value}
             for group in self.groups.values()
-            if not wanted or group.state.value.lower() in wanted
         ]
+        rows.extend(self.consumer.list_row(group) for group in self.consumer.groups.values())
+        return [row for row in rows if not wanted or row["group_state"].lower() in wanted]
 
     def describe_group(self, group_id: str) -> Response:
         """A group's summary; unknown groups are described as Dead, as Kafka does (v0-5).
@@ -237,6 +273,8 @@ class GroupShard:
         Member metadata and assignments are only shown while Stable, when they are final.
         """
         group = self.groups.get(group_id)
+        if group_id in self.consumer.groups:
+            return self.consumer.describe_classic(group_id)
         if group is None:
             return {"error_code": ErrorCode.NONE, "group_id": group_id,
                     "group_state": GroupState.DEAD.value, "protocol_type": "",
@@ -266,26 +304,35 @@ class GroupShard:
         """Tombstone an Empty group's offsets and metadata; replay then forgets it."""
         out = Outcome(replay=True)
         group = self.groups.get(group_id)
-        if group is None:
+        consumer_group = self.consumer.groups.get(group_id)
+        if group is None and consumer_group is None:
             error = ErrorCode.GROUP_ID_NOT_FOUND
-        elif group.state != GroupState.EMPTY:
+        elif (group is not None and group.state != GroupState.EMPTY) or self.consumer.has_members(
+                group_id):
             error = ErrorCode.NON_EMPTY_GROUP
         else:
             error = ErrorCode.NONE
             for topic, partition in list(self.offsets.of(group_id)):
                 out.add_offset_record(OffsetKey(group_id, topic, partition), None)
-            out.add_group_tombstone(group_id)
+            if consumer_group is not None:
+                out.records.extend(self.consumer.forget_empty(group_id))
+            else:
+                out.add_group_tombstone(group_id)
         out.response = {"group_id": group_id, "error_code": error}
         return out
 
     # -- timers and failures ---------------------------------------------------------------
 
     def next_deadline(self, group_id: str) -> int | None:
+        if group_id in self.consumer.groups:
+            return self.consumer.next_deadline(group_id)
         group = self.groups.get(group_id)
         return None if group is None else group.next_deadline()
 
     def tick(self, group_id: str, now_ms: int) -> Outcome:
         """Fire the group's due timers (session, join phase, sync)."""
+        if group_id in self.consumer.groups:
+            return self.consumer.tick(group_id, now_ms)
         out = Outcome()
         group = self.groups.get(group_id)
         if group is not None:
@@ -296,6 +343,8 @@ class GroupShard:
         """Tombstones for the group's expired offsets, and for the group itself once it is
         Empty with no offsets left (Kafka's periodic cleanup)."""
         out = Outcome(replay=True)
+        if self.consumer.has_members(group_id):
+            return out  # its members may come back to any of its offsets
         group = self.groups.get(group_id)
         committed = self.offsets.of(group_id)
         expired = self.offsets.expired(group_id, group, now_ms, self.config.offsets_retention_ms)
@@ -304,6 +353,8 @@ class GroupShard:
         if (group is not None and group.state == GroupState.EMPTY and not group.pending_members
                 and len(expired) == len(committed)):
             out.add_group_tombstone(group_id)
+        elif group_id in self.consumer.groups and len(expired) == len(committed):
+            out.records.extend(self.consumer.forget_empty(group_id))
         return out
 
     def append_failed(self, group_id: str, now_ms: int) -> Outcome:
@@ -320,7 +371,7 @@ class GroupShard:
         return out
 
     def group_ids(self) -> set[str]:
-        return set(self.groups) | set(self.offsets.group_ids())
+        return set(self.groups) | set(self.offsets.group_ids()) | set(self.consumer.groups)
 
 
 def _accepts_protocols(group: Group | None, req: JoinRequest) -> bool:

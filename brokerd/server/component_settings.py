@@ -20,6 +20,8 @@ def group_config(config: BrokerConfig) -> GroupConfig:
         max_session_timeout_ms=config.group_max_session_timeout_ms,
         initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
         offsets_retention_ms=config.offsets_retention_minutes * 60_000,
+        consumer_session_timeout_ms=config.group_consumer_session_timeout_ms,
+        consumer_heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
     )
 
 

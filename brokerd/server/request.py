@@ -24,3 +24,10 @@ class Request:
     @property
     def version(self) -> int:
         return self.header.api_version
+
+
+def client_host(peer: str) -> str:
+    """``/<ip>`` from a connection's ``<ip>:<port>`` peer (the IP may hold colons: IPv6), as
+    Kafka writes a member's host in DescribeGroups and ConsumerGroupDescribe."""
+    host, _, _ = peer.rpartition(":")
+    return "/" + (host or peer)

@@ -27,7 +27,7 @@ from typing import Any
 
 from brokerd.groups.assignors import ASSIGNORS, DEFAULT_ASSIGNOR, MemberSpec
 from brokerd.groups.config import GroupConfig
-from brokerd.groups.consumer import changes
+from brokerd.groups.consumer import changes, embedded
 from brokerd.groups.consumer.group import (
     JOIN_EPOCH,
     LEAVE_EPOCH,
@@ -42,7 +42,7 @@ from brokerd.groups.consumer.group import (
 from brokerd.groups.consumer.reconcile import reconcile
 from brokerd.groups.consumer.records import METADATA_KEY, ConsumerKey, from_wire, to_wire
 from brokerd.groups.consumer.topics import TopicsView, metadata_hash
-from brokerd.groups.outcome import Outcome, Response
+from brokerd.groups.outcome import Outcome, Record, Response
 from brokerd.protocol import ErrorCode
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
@@ -101,23 +101,21 @@ class ConsumerGroups:
     # -- ConsumerGroupHeartbeat ------------------------------------------------------------
 
     def heartbeat(self, body: dict[str, Any], version: int, client_id: str, client_host: str,
-                  topics: TopicsView, regex_topics: frozenset[str] | None,
-                  classic_in_use: bool, now_ms: int) -> Outcome:
-        """One heartbeat.  ``regex_topics``: the topics the member's regular expression
-        matches in its namespace (the handler resolves it); ``classic_in_use``: a classic
-        group with members already has this id."""
+                  topics: TopicsView, classic_in_use: bool, now_ms: int) -> Outcome:
+        """One heartbeat.  ``topics`` resolves names, ids and regular expressions in the
+        member's namespace; ``classic_in_use``: a classic group with members has this id."""
         out = Outcome(replay=True)
         try:
             out.response = self._heartbeat(body, version, client_id, client_host, topics,
-                                           regex_topics, classic_in_use, now_ms, out)
+                                           classic_in_use, now_ms, out)
         except HeartbeatError as exc:
             out.records.clear()
             out.response = heartbeat_error(exc.error, exc.message)
         return out
 
     def _heartbeat(self, body: dict[str, Any], version: int, client_id: str,
-                   client_host: str, topics: TopicsView, regex_topics: frozenset[str] | None,
-                   classic_in_use: bool, now_ms: int, out: Outcome) -> Response:
+                   client_host: str, topics: TopicsView, classic_in_use: bool, now_ms: int,
+                   out: Outcome) -> Response:
         self._validate(body, version)
         group_id = body["group_id"]
         epoch = body["member_epoch"]
@@ -143,7 +141,8 @@ class ConsumerGroups:
         old_assigned = member.current.assigned
         bump = self._update(member, body, client_id, client_host) or joined
         if member.subscription.regex is not None:
-            member.regex_topics = regex_topics
+            # Re-resolved at every heartbeat of the member, so new matching topics join.
+            member.regex_topics = topics.matching(member.subscription.regex)
         new_hash = metadata_hash(group.subscribed_names(), topics)
         if bump or new_hash != group.metadata_hash:
             group.group_epoch += 1
@@ -400,17 +399,44 @@ class ConsumerGroups:
             } for m in group.members.values()],
         }
 
+    def has_members(self, group_id: str) -> bool:
+        group = self.groups.get(group_id)
+        return group is not None and bool(group.members)
+
+    def forget_empty(self, group_id: str) -> list[Record]:
+        """Tombstones of an Empty group's records (none if it is unknown or has members);
+        the group leaves memory when they are replayed."""
+        group = self.groups.get(group_id)
+        if group is None or group.members:
+            return []
+        return changes.deletion(group)
+
+    def describe_classic(self, group_id: str) -> Response:
+        """The group as DescribeGroups shows it (for tools that only know the classic
+        API): members with their subscription and assignment in the consumer protocol's
+        embedded formats, topics by the names heartbeats taught us."""
+        group = self.groups[group_id]
+        members = []
+        for member in group.members.values():
+            by_topic: dict[str, list[int]] = {}
+            for topic_id, partition in sorted(member.current.assigned):
+                name = self.topic_names.get(topic_id)
+                if name is not None:
+                    by_topic.setdefault(name, []).append(partition)
+            members.append({
+                "member_id": member.member_id, "group_instance_id": member.instance_id,
+                "client_id": member.client_id, "client_host": member.client_host,
+                "member_metadata": embedded.subscription(sorted(member.subscribed_names())),
+                "member_assignment": embedded.assignment(by_topic),
+            })
+        return {"error_code": ErrorCode.NONE, "group_id": group_id,
+                "group_state": group.state.value, "protocol_type": CONSUMER_PROTOCOL_TYPE,
+                "protocol_data": group.preferred_assignor() or DEFAULT_ASSIGNOR,
+                "members": members}
+
     def list_row(self, group: ConsumerGroup) -> dict[str, Any]:
         return {"group_id": group.group_id, "protocol_type": CONSUMER_PROTOCOL_TYPE,
                 "group_state": group.state.value}
-
-    def delete(self, group_id: str) -> Outcome:
-        """Tombstones of an Empty group's records (offsets are tombstoned by the caller)."""
-        out = Outcome(replay=True)
-        group = self.groups.get(group_id)
-        if group is not None:
-            out.records.extend(changes.deletion(group))
-        return out
 
     def commit_error(self, group: ConsumerGroup, member_id: str,
                      member_epoch: int) -> ErrorCode:

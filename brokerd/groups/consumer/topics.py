@@ -7,6 +7,7 @@ broker's metadata cache (built by the handler), read only for the topics the gro
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -24,6 +25,18 @@ class TopicsView(Protocol):
 
     def name_of(self, topic_id: uuid.UUID) -> str | None: ...
 
+    def matching(self, pattern: str) -> frozenset[str]:
+        """Topics whose whole name (as the member sees it) matches ``pattern``."""
+        ...
+
+
+def regex_matches(pattern: str, names: Iterable[str]) -> frozenset[str]:
+    """Names the regular expression matches entirely (Kafka matches whole names), internal
+    topics (``__``-prefixed) left out as Kafka leaves them out."""
+    compiled = re.compile(pattern)
+    return frozenset(name for name in names
+                     if not name.startswith("__") and compiled.fullmatch(name))
+
 
 class StaticTopics:
     """A fixed set of topics (tests, and a snapshot of the cache)."""
@@ -37,6 +50,9 @@ class StaticTopics:
 
     def name_of(self, topic_id: uuid.UUID) -> str | None:
         return self._by_id.get(topic_id)
+
+    def matching(self, pattern: str) -> frozenset[str]:
+        return regex_matches(pattern, self._by_name)
 
 
 def metadata_hash(names: Iterable[str], topics: TopicsView) -> int:

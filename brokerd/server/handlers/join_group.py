@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey
 from brokerd.security import AclOperation as Op
+from brokerd.server.request import client_host
 from brokerd.server.tenancy import ApiNames
 from brokerd.server.tenancy_rules import GROUP_ID, group_gate
 
@@ -23,12 +24,6 @@ API_KEY = ApiKey.JOIN_GROUP
 MIN_VERSION, MAX_VERSION = 0, 9
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(request=(GROUP_ID,), gates=(group_gate(Op.READ),))
-
-
-def client_host(peer: str) -> str:
-    """``/<ip>`` from a connection's ``<ip>:<port>`` peer (the IP may hold colons: IPv6)."""
-    host, _, _ = peer.rpartition(":")
-    return "/" + (host or peer)
 
 
 async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:

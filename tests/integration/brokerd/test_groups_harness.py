@@ -1,8 +1,9 @@
 """Not a test module: the consumer process that the consumer-group tests start and kill.
 
 ``python -m tests.integration.brokerd.test_groups_worker CLIENT BOOTSTRAP TOPIC GROUP``
-joins GROUP with one real client library (``confluent``, ``kafka-python`` or ``aiokafka``)
-and reports on stdout, one JSON object per line, flushed at once:
+joins GROUP with one real client library (``confluent``, ``kafka-python`` or ``aiokafka``;
+``confluent-consumer`` is confluent-kafka with ``group.protocol=consumer``, KIP-848) and
+reports on stdout, one JSON object per line, flushed at once:
 
 - ``{"assigned": [partitions]}`` after every assignment (the whole current assignment),
 - ``{"p": partition, "o": offset, "v": value}`` for every record, printed BEFORE its offset
@@ -84,6 +85,13 @@ class ConsumerProcess:
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)
             self.process.wait()
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """SIGTERM: the consumer closes cleanly (leaves the group; a static KIP-848 member
+        leaves with epoch -2, keeping its partitions for its return)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout_s)
 
     def stop(self) -> None:
         self.kill()
@@ -203,8 +211,14 @@ def run_confluent(args: argparse.Namespace) -> None:
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
     config = {"bootstrap.servers": args.bootstrap, "group.id": args.group,
-              "auto.offset.reset": "earliest", "enable.auto.commit": False,
-              "session.timeout.ms": args.session_ms, "heartbeat.interval.ms": args.heartbeat_ms}
+              "auto.offset.reset": "earliest", "enable.auto.commit": False}
+    if args.client == "confluent-consumer":
+        # KIP-848: the broker owns the session and heartbeat timing and the assignment;
+        # the callbacks are incremental (partitions added, partitions taken away).
+        config["group.protocol"] = "consumer"
+    else:
+        config.update({"session.timeout.ms": args.session_ms,
+                       "heartbeat.interval.ms": args.heartbeat_ms})
     if args.instance_id:
         config["group.instance.id"] = args.instance_id
     consumer = Consumer(config)
@@ -218,14 +232,25 @@ def run_confluent(args: argparse.Namespace) -> None:
             except KafkaException:
                 pass  # fenced by a rebalance: the new owner re-reads from the last commit
 
+    incremental = args.client == "confluent-consumer"
+    owned: set[int] = set()
+
     def on_assign(_consumer: Any, partitions: list[Any]) -> None:
-        emit({"assigned": sorted(tp.partition for tp in partitions)})
+        if not incremental:
+            owned.clear()
+        owned.update(tp.partition for tp in partitions)
+        emit({"assigned": sorted(owned)})
 
-    def on_revoke(_consumer: Any, _partitions: list[Any]) -> None:
+    def on_revoke(_consumer: Any, partitions: list[Any]) -> None:
         commit()
+        if incremental:
+            owned.difference_update(tp.partition for tp in partitions)
+            emit({"assigned": sorted(owned)})
 
+    closing = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: closing.set())
     consumer.subscribe([args.topic], on_assign=on_assign, on_revoke=on_revoke)
-    while True:
+    while not closing.is_set():
         message = consumer.poll(POLL_TIMEOUT_MS / 1000)
         if message is not None and message.error() is None:
             partition, offset = message.partition(), message.offset()
@@ -233,6 +258,8 @@ def run_confluent(args: argparse.Namespace) -> None:
             progress.record(partition, offset, message.value())
         if progress.due():
             commit()
+    commit()
+    consumer.close()
 
 
 def run_kafka_python(args: argparse.Namespace) -> None:
@@ -309,7 +336,8 @@ async def run_aiokafka(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("client", choices=("confluent", "kafka-python", "aiokafka"))
+    parser.add_argument("client", choices=("confluent", "confluent-consumer", "kafka-python",
+                                           "aiokafka"))
     parser.add_argument("bootstrap")
     parser.add_argument("topic")
     parser.add_argument("group")
@@ -317,7 +345,7 @@ def main() -> None:
     parser.add_argument("--session-ms", type=int, default=6000)
     parser.add_argument("--heartbeat-ms", type=int, default=500)
     args = parser.parse_args()
-    if args.client == "confluent":
+    if args.client in ("confluent", "confluent-consumer"):
         run_confluent(args)
     elif args.client == "kafka-python":
         run_kafka_python(args)

@@ -1,0 +1,184 @@
+"""KIP-848 consumer groups end to end: real broker process, confluent-kafka (librdkafka)
+consumers with ``group.protocol=consumer``.
+
+- Three members split six partitions 2+2+2 with the broker's assignor and read every record
+  once; a SIGKILLed member's partitions move to the survivors within the broker's session
+  timeout (``group.consumer.session.timeout.ms``), every record is read at least once, and
+  committed offsets, sampled over the wire throughout, never go backwards.
+- A static member (``group.instance.id``) restarted within the session timeout gets its own
+  partitions back and nobody else's assignment changes.  (It must have closed: as in Kafka,
+  an instance id whose previous member did not leave is refused with UNRELEASED_INSTANCE_ID
+  until that member's session expires.)
+- Classic and consumer-protocol groups live side by side; ListGroups, DescribeGroups,
+  ConsumerGroupDescribe, OffsetFetch and DeleteGroups serve both.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+
+import pytest
+
+from brokerd.protocol import ApiKey, ErrorCode
+from tests.integration.brokerd.broker_process import BrokerProcess, WireClient
+from tests.integration.brokerd.test_groups import create_topic
+from tests.integration.brokerd.test_groups_harness import (
+    CommittedOffsetsWatch,
+    ConsumerProcess,
+    consume,
+    produce,
+    wait_for,
+)
+
+pytestmark = pytest.mark.integration
+
+PARTITIONS = 6
+SESSION_S = 6.0
+HEARTBEAT_MS = 500
+# Survivors are given the partitions at their first heartbeat after the expiry.
+REASSIGN_SLACK_S = 3.0
+BROKER_PROPS = {"group_consumer_session_timeout_ms": str(int(SESSION_S * 1000)),
+                "group_consumer_heartbeat_interval_ms": str(HEARTBEAT_MS),
+                "offsets_topic_num_partitions": "10",
+                "group_initial_rebalance_delay_ms": "0"}
+CLIENT = "confluent-consumer"
+
+
+def shares(consumers: list[ConsumerProcess]) -> list[list[int]]:
+    return [consumer.assignment for consumer in consumers]
+
+
+def covers_evenly(consumers: list[ConsumerProcess]) -> bool:
+    assigned = [p for share in shares(consumers) for p in share]
+    return sorted(assigned) == list(range(PARTITIONS)) and {
+        len(share) for share in shares(consumers)} == {PARTITIONS // len(consumers)}
+
+
+def values_read(consumers: list[ConsumerProcess]) -> Counter[str]:
+    return Counter(value for consumer in consumers for _, _, value in list(consumer.records))
+
+
+def describe(wire: WireClient, group: str) -> dict:
+    (described,) = wire.request(ApiKey.CONSUMER_GROUP_DESCRIBE, 1, {
+        "group_ids": [group], "include_authorized_operations": False})["groups"]
+    return described
+
+
+def test_three_members_split_six_partitions_and_survive_a_killed_member(
+        start_broker: Callable[..., BrokerProcess]) -> None:
+    broker = start_broker(**BROKER_PROPS)
+    topic, group = "orders-848", "billing-848"
+    create_topic(broker.bootstrap, topic, PARTITIONS)
+    consumers = [ConsumerProcess(CLIENT, broker.bootstrap, topic, group).start()
+                 for _ in range(3)]
+    wire = WireClient(broker.port)
+    try:
+        took = wait_for(lambda: covers_evenly(consumers), 40,
+                        f"2+2+2 partitions, got {shares(consumers)}")
+        described = describe(wire, group)
+        assert described["error_code"] == ErrorCode.NONE
+        assert described["group_state"] == "Stable" and described["assignor_name"] == "uniform"
+        assert len(described["members"]) == 3
+        assert {m["member_epoch"] for m in described["members"]} == {
+            described["assignment_epoch"]}
+        with CommittedOffsetsWatch(broker.port, group, topic, PARTITIONS) as watch:
+            first = range(0, 1200)
+            produce(broker.bootstrap, topic, PARTITIONS, first)
+            wait_for(lambda: sum(values_read(consumers).values()) >= len(first), 20,
+                     "the first 1200 records")
+            time.sleep(0.3)
+            assert values_read(consumers) == Counter(f"m-{i}" for i in first)  # exactly once
+
+            victim, survivors = consumers[0], consumers[1:]
+            victim.kill()
+            killed_at = time.monotonic()
+            second = range(1200, 2400)
+            produce(broker.bootstrap, topic, PARTITIONS, second)
+            wait_for(lambda: covers_evenly(survivors), SESSION_S + REASSIGN_SLACK_S,
+                     f"3+3 partitions after the kill, got {shares(survivors)}")
+            moved_after = time.monotonic() - killed_at
+            wait_for(lambda: set(values_read(survivors)) >= {f"m-{i}" for i in second}, 20,
+                     "every record of the second batch")
+            assert set(values_read(consumers)) == {f"m-{i}" for i in range(2400)}
+            wait_for(lambda: bool(watch.samples) and watch.samples[-1] == dict.fromkeys(
+                range(PARTITIONS), 400), 10, "all offsets committed")
+        watch.assert_never_backwards()
+        print(f"2+2+2 after {took:.2f}s; partitions moved {moved_after:.2f}s after the kill "
+              f"(session timeout {SESSION_S}s)")
+    finally:
+        wire.close()
+        for consumer in consumers:
+            consumer.stop()
+
+
+def test_static_member_restarted_in_time_gets_its_partitions_back(
+        start_broker: Callable[..., BrokerProcess]) -> None:
+    broker = start_broker(**BROKER_PROPS)
+    topic, group = "static-848", "static-group-848"
+    create_topic(broker.bootstrap, topic, PARTITIONS)
+    consumers = [ConsumerProcess(CLIENT, broker.bootstrap, topic, group,
+                                 instance_id=f"instance-{i}").start() for i in range(3)]
+    wire = WireClient(broker.port)
+    try:
+        wait_for(lambda: covers_evenly(consumers), 40, f"2+2+2, got {shares(consumers)}")
+        before = shares(consumers)
+        others = [len(c.assignments) for c in consumers[1:]]
+        epoch_before = describe(wire, group)["group_epoch"]
+        consumers[0].close()  # a clean close: leaves with epoch -2, keeping its partitions
+        restarted = ConsumerProcess(CLIENT, broker.bootstrap, topic, group,
+                                    instance_id="instance-0").start()
+        consumers[0] = restarted
+        wait_for(lambda: restarted.assignment == before[0], SESSION_S,
+                 f"instance-0 back with {before[0]}, got {restarted.assignment}")
+        time.sleep(2 * HEARTBEAT_MS / 1000)  # a moved partition would show by now
+        assert shares(consumers)[1:] == before[1:]
+        assert [len(c.assignments) for c in consumers[1:]] == others  # no callbacks at all
+        described = describe(wire, group)
+        assert described["group_epoch"] == epoch_before  # no rebalance happened
+        assert sorted(m["instance_id"] for m in described["members"]) == [
+            "instance-0", "instance-1", "instance-2"]
+    finally:
+        wire.close()
+        for consumer in consumers:
+            consumer.stop()
+
+
+def test_classic_and_consumer_groups_side_by_side(
+        start_broker: Callable[..., BrokerProcess]) -> None:
+    broker = start_broker(**BROKER_PROPS)
+    create_topic(broker.bootstrap, "side", 2)
+    produce(broker.bootstrap, "side", 2, range(40))
+    records, _ = consume(broker.bootstrap, "side", "classic-side", 40)
+    assert len(records) == 40
+    member = ConsumerProcess(CLIENT, broker.bootstrap, "side", "new-side").start()
+    wire = WireClient(broker.port)
+    try:
+        wait_for(lambda: len(member.records) >= 40, 30, "the consumer group's 40 records")
+        wait_for(lambda: CommittedOffsetsWatch(broker.port, "new-side", "side", 2).fetch(wire)
+                 == {0: 20, 1: 20}, 10, "the consumer group's commits")
+        listed = {g["group_id"]: g for g in wire.request(ApiKey.LIST_GROUPS, 4, {
+            "states_filter": []})["groups"]}
+        assert listed["classic-side"]["group_state"] == "Empty"
+        assert listed["new-side"]["protocol_type"] == "consumer"
+        assert listed["new-side"]["group_state"] == "Stable"
+        (classic_view,) = wire.request(ApiKey.DESCRIBE_GROUPS, 5, {
+            "groups": ["new-side"], "include_authorized_operations": False})["groups"]
+        assert classic_view["group_state"] == "Stable" and len(classic_view["members"]) == 1
+        assert describe(wire, "classic-side")["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+        assert CommittedOffsetsWatch(broker.port, "classic-side", "side", 2).fetch(wire) == {
+            0: 20, 1: 20}
+        refused = wire.request(ApiKey.DELETE_GROUPS, 2, {"groups_names": ["new-side"]})
+        assert refused["results"][0]["error_code"] == ErrorCode.NON_EMPTY_GROUP
+        member.stop()
+        # A killed member is expired after the session timeout; then the group can go.
+        wait_for(lambda: describe(wire, "new-side")["group_state"] == "Empty",
+                 SESSION_S + REASSIGN_SLACK_S, "the consumer group to become empty")
+        deleted = wire.request(ApiKey.DELETE_GROUPS, 2, {"groups_names": ["new-side",
+                                                                          "classic-side"]})
+        assert [r["error_code"] for r in deleted["results"]] == [0, 0]
+        assert describe(wire, "new-side")["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+    finally:
+        wire.close()
+        member.stop()
