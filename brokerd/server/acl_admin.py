@@ -121,7 +121,7 @@ async def create(broker: HandlerContext, connection: Connection,
         wanted[rule.resource].add(rule.entry)
         slots[rule.resource].append(index)
     for resource, entries in wanted.items():
-        outcome = await _write(broker, resource, lambda current, new=entries: current | new)
+        outcome = await _write(broker, resource, entries.__or__)
         for index in slots[resource]:
             outcomes[index] = outcome
     return outcomes

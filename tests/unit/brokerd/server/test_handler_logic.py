@@ -36,6 +36,10 @@ def test_api_versions_advertises_exactly_the_required_table_within_the_codec() -
         ApiKey.END_TXN: (0, 4), ApiKey.WRITE_TXN_MARKERS: (1, 1),
         ApiKey.TXN_OFFSET_COMMIT: (0, 4), ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
         ApiKey.LIST_TRANSACTIONS: (0, 1),
+        # ACL (KIP-140) and SCRAM (KIP-554) admin APIs (issue 15).
+        ApiKey.CREATE_ACLS: (1, 3), ApiKey.DESCRIBE_ACLS: (1, 3), ApiKey.DELETE_ACLS: (1, 3),
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
     }
     body = api_versions.response_body()
     advertised = {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}
