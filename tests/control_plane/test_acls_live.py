@@ -14,7 +14,6 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import (
     AclBinding,
-    AclBindingFilter,
     AclOperation,
     AclPermissionType,
     AdminClient,
@@ -30,14 +29,14 @@ from quotas.publication import sync_quota
 from tenants import tasks
 from tenants.models import AuditEvent
 from tests.integration.brokerd.tenancy_fixtures import WATCH_PROPAGATION_S
+from tests.support.confluent_admin import acl_filter, scram_descriptions
 
 from .conftest import running_brokers, wait_for
 from .test_topics_live import beat
 
 pytestmark = pytest.mark.integration
 ALLOW = AclPermissionType.ALLOW
-ALL_TOPICS = AclBindingFilter(ResourceType.TOPIC, None, ResourcePatternType.ANY, None, None,
-                              AclOperation.ANY, AclPermissionType.ANY)
+ALL_TOPICS = acl_filter(ResourceType.TOPIC)
 
 
 def _rules(api: Any) -> set[tuple[str, str, str, str, str]]:
@@ -97,9 +96,8 @@ def test_acls_made_over_kafka_and_in_the_console_meet(
             wait_for(lambda: ("logs-", "User:app", "WRITE") in _described(client))
 
             # Kafka -> control plane: DeleteAcls removes the row
-            [future] = client.delete_acls([AclBindingFilter(
-                ResourceType.TOPIC, "logs-", ResourcePatternType.PREFIXED, None, None,
-                AclOperation.ANY, AclPermissionType.ANY)]).values()
+            [future] = client.delete_acls([acl_filter(
+                ResourceType.TOPIC, "logs-", ResourcePatternType.PREFIXED)]).values()
             assert [(b.name, b.principal) for b in future.result(15)] == [("logs-", "User:app")]
             wait_for(lambda: not any(r[3] == "logs-" for r in _rules(api)), timeout=10)
             assert AuditEvent.objects.filter(action="acl.forget").exists()
@@ -118,7 +116,7 @@ def test_scram_users_made_over_kafka_log_in_and_are_listed(
         [done] = admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
             "ops-tool", info, b"tool-secret", b"some-salt")]).values()
         assert done.result(15) is None
-        described = admin.describe_user_scram_credentials(["ops-tool"])["ops-tool"].result(15)
+        described = scram_descriptions(admin, ["ops-tool"])["ops-tool"].result(15)
         assert [(i.mechanism, i.iterations) for i in described.scram_credential_infos] == [
             (ScramMechanism.SCRAM_SHA_512, 8192)]
 
@@ -139,5 +137,5 @@ def test_scram_users_made_over_kafka_log_in_and_are_listed(
             "ops-tool", ScramMechanism.SCRAM_SHA_512)]).values()
         assert deleted.result(15) is None
         with pytest.raises(KafkaException, match="RESOURCE_NOT_FOUND|does not exist"):
-            admin.describe_user_scram_credentials(["ops-tool"])["ops-tool"].result(15)
+            scram_descriptions(admin, ["ops-tool"])["ops-tool"].result(15)
         assert operator_api.get("/api/v1/scram-users/").json() == []

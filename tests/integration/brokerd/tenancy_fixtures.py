@@ -18,6 +18,7 @@ from brokerd.protocol import ErrorCode
 from tenants import credentials, znodes
 from tenants import zookeeper as control_plane
 from tests.integration.brokerd.broker_process import BrokerProcess, WireClient
+from tests.support.confluent_admin import ClientConfig
 from tests.support.services import REPO_ROOT, free_port
 
 
@@ -155,7 +156,7 @@ def login(port: int, api_key: ApiKey, timeout: float = 5.0) -> WireClient:
         time.sleep(0.05)
 
 
-def confluent_auth(broker: SecureBroker, api_key: ApiKey) -> dict[str, str]:
+def confluent_auth(broker: SecureBroker, api_key: ApiKey) -> ClientConfig:
     return {"bootstrap.servers": broker.sasl_bootstrap, "security.protocol": "SASL_PLAINTEXT",
             "sasl.mechanisms": "SCRAM-SHA-512", "sasl.username": api_key.key,
             "sasl.password": api_key.secret}

@@ -9,6 +9,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException
@@ -37,14 +38,14 @@ from tests.integration.brokerd.tenancy_fixtures import (
     start_secure_broker,
     wait_for,
 )
+from tests.support.confluent_admin import acl_filter
 
 pytestmark = pytest.mark.integration
 ALLOW = AclPermissionType.ALLOW
 DESCRIBE_EVERYTHING = {"resource_type_filter": 1, "resource_name_filter": None,
                        "pattern_type_filter": 1, "principal_filter": None, "host_filter": None,
                        "operation": 1, "permission_type": 1}
-EVERYTHING = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
-                              AclOperation.ANY, AclPermissionType.ANY)
+EVERYTHING = acl_filter(ResourceType.ANY)
 
 
 @pytest.fixture
@@ -86,8 +87,15 @@ def described(admin: AdminClient, acl_filter: AclBindingFilter = EVERYTHING) -> 
             for b in admin.describe_acls(acl_filter).result(15)}
 
 
-def znode(zk: KazooClient, path: str) -> dict | None:
+def znode(zk: KazooClient, path: str) -> dict[str, Any] | None:
     return json.loads(zk.get(path)[0]) if zk.exists(path) else None
+
+
+def acls_at(zk: KazooClient, path: str) -> list[dict[str, Any]]:
+    """The ACL entries of an ACL znode that must exist."""
+    node = znode(zk, path)
+    assert node is not None, f"{path} does not exist"
+    return list(node["acls"])
 
 
 def test_operators_create_describe_and_delete_cluster_wide(secure: SecureBroker,
@@ -110,13 +118,10 @@ def test_operators_create_describe_and_delete_cluster_wide(secure: SecureBroker,
                                 (ResourceType.BROKER, "kafka-cluster", L, "User:ops-reader",
                                  AclOperation.DESCRIBE)}
     # MATCH: every rule that applies to one topic
-    match = AclBindingFilter(T, "logs-app", ResourcePatternType.MATCH, None, None,
-                             AclOperation.ANY, AclPermissionType.ANY)
+    match = acl_filter(T, "logs-app", ResourcePatternType.MATCH)
     assert described(admin, match) == {(T, "logs-", P, "User:ops-reader", AclOperation.DESCRIBE)}
 
-    deleted = admin.delete_acls([AclBindingFilter(
-        T, None, ResourcePatternType.ANY, "User:ops-reader", None, AclOperation.ANY,
-        AclPermissionType.ANY)])
+    deleted = admin.delete_acls([acl_filter(T, principal="User:ops-reader")])
     [matches] = [future.result(15) for future in deleted.values()]
     assert {(b.name, b.operation) for b in matches} == {("orders", AclOperation.READ),
                                                         ("logs-", AclOperation.DESCRIBE)}
@@ -148,7 +153,7 @@ def test_a_tenant_manages_only_its_own_rules(secure: SecureBroker, zk: KazooClie
     assert set(created(acme, [
         rule("orders", "User:app", AclOperation.WRITE),
         rule("", "User:app", AclOperation.DESCRIBE, ResourcePatternType.PREFIXED)]).values()) == {None}
-    assert znode(zk, "/acls/literal/Topic/acme.orders")["acls"] == [
+    assert acls_at(zk, "/acls/literal/Topic/acme.orders") == [
         {"principal": "User:acme.app", "permissionType": "Allow", "operation": "Write",
          "host": "*"},
         {"principal": "User:ops", "permissionType": "Allow", "operation": "Read", "host": "*"}]
@@ -179,12 +184,10 @@ def test_a_tenant_manages_only_its_own_rules(secure: SecureBroker, zk: KazooClie
     assert bad_principal.value.args[0].code() == KafkaError.INVALID_REQUEST
 
     # deleting everything it can see leaves others' rules on the same resource alone
-    [future] = acme.delete_acls([AclBindingFilter(
-        T, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
-        AclPermissionType.ANY)]).values()
+    [future] = acme.delete_acls([acl_filter(T)]).values()
     assert {(b.name, b.principal) for b in future.result(15)} == {("orders", "User:app"),
                                                                  ("", "User:app")}
-    assert znode(zk, "/acls/literal/Topic/acme.orders")["acls"] == [
+    assert acls_at(zk, "/acls/literal/Topic/acme.orders") == [
         {"principal": "User:ops", "permissionType": "Allow", "operation": "Read", "host": "*"}]
     assert znode(zk, "/acls/literal/Topic/globex.orders") is not None
 

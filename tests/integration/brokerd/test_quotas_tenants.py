@@ -20,6 +20,7 @@ from tests.integration.brokerd.quota_support import (
 )
 from tests.integration.brokerd.tenancy_fixtures import (
     WATCH_PROPAGATION_S,
+    ApiKey,
     add_api_key,
     confluent_auth,
     start_secure_broker,
@@ -48,9 +49,9 @@ def test_a_principal_override_beats_its_tenant_plan_which_limits_the_others(
             create_topic(zk, topic, [1], [secure.process.bootstrap])
         stats = {"orders": PushStats(), "billing": PushStats()}
 
-        def run(name: str, key: object) -> None:
-            config = {**confluent_auth(secure, key), "batch.size": 65536}  # type: ignore[arg-type]
-            client = producer(config.pop("bootstrap.servers"), "app", stats[name], config)
+        def run(name: str, key: ApiKey) -> None:
+            client = producer(secure.sasl_bootstrap, "app", stats[name],
+                              {**confluent_auth(secure, key), "batch.size": 65536})
             push(client, f"{name}-in", RUN_S, stats[name])
 
         samplers = {name: ByteSampler(secure.process, "kafka_server_bytes_in_total",

@@ -32,6 +32,7 @@ from tests.integration.brokerd.tenancy_fixtures import (
     start_secure_broker,
     wait_for,
 )
+from tests.support.confluent_admin import all_scram_descriptions, scram_descriptions
 
 pytestmark = pytest.mark.integration
 SHA256, SHA512 = ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512
@@ -81,12 +82,12 @@ def test_operators_manage_scram_users(secure: SecureBroker, zk: KazooClient) -> 
     assert can_log_in(secure, "ops", "first", "SCRAM-SHA-256")
     assert can_log_in(secure, "ops", "first", "SCRAM-SHA-512")
 
-    described = admin.describe_user_scram_credentials(["ops"])["ops"].result(15)
+    described = scram_descriptions(admin, ["ops"])["ops"].result(15)
     assert sorted((i.mechanism, i.iterations) for i in described.scram_credential_infos) == [
         (SHA256, 4096), (SHA512, 8192)]
     api_key = add_api_key(zk, "acme", "app")  # the control plane's users are SCRAM users too
     everyone = wait_for(lambda: (lambda found: found if api_key.key in found else None)(
-        admin.describe_user_scram_credentials().result(15)))
+        all_scram_descriptions(admin).result(15)))
     assert set(everyone) == {"ops", api_key.key}
 
     # rotation: the old password stops working, the new one works at once
@@ -106,7 +107,7 @@ def test_operators_manage_scram_users(secure: SecureBroker, zk: KazooClient) -> 
     assert set(json.loads(zk.get("/config/users/ops")[0])["config"]) == {"SCRAM-SHA-512"}
     assert not zk.exists("/config/users/weak")
     with pytest.raises(KafkaException) as missing:
-        admin.describe_user_scram_credentials(["nobody"])["nobody"].result(15)
+        scram_descriptions(admin, ["nobody"])["nobody"].result(15)
     assert missing.value.args[0].code() == KafkaError.RESOURCE_NOT_FOUND
 
 
