@@ -18,6 +18,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 from brokerd.replication.fetcher import FetcherManager, FetchSettings
 from brokerd.replication.isr_store import IsrStore
@@ -65,6 +66,8 @@ class ReplicaManager:
         self._isr_write_slots = asyncio.Semaphore(ISR_WRITES_IN_FLIGHT)
         self._last_isr_check_ms: int | None = None
         self._last_isr_scan_ms = -(2**62)  # never
+        # Told of every failed write to a log directory (see Partition._log_dir_failed).
+        self.on_log_dir_failure: Callable[[Path, OSError], None] = lambda _dir, _exc: None
 
     def now_ms(self) -> int:
         """The clock follower fetch times are kept in (fetch sessions use it too)."""
@@ -93,6 +96,7 @@ class ReplicaManager:
             return existing
         log_ = self.log_manager.get_or_create(topic, partition, config)
         hosted = Partition(topic, partition, topic_id, log_, self.broker_id)
+        hosted.on_log_dir_failure = self.on_log_dir_failure
         self._partitions[(topic, partition)] = hosted
         return hosted
 

@@ -26,10 +26,12 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 from brokerd.replication import rules
 from brokerd.replication.listeners import Listener, Listeners
 from brokerd.storage import AppendResult, Log, ReadResult
+from brokerd.storage.errors import LogDirFailure
 
 NO_LEADER = -1
 
@@ -63,6 +65,9 @@ class Partition:
         # (None: not implied now, e.g. the last answer was an error).
         self.session_fetches: dict[int, Callable[[], int | None]] = {}
         self._commit_waits: list[tuple[int, asyncio.Future[bool]]] = []
+        # Called once per failed write with the log directory and the error (the replica
+        # manager passes it on to the broker, which takes the directory offline).
+        self.on_log_dir_failure: Callable[[Path, OSError], None] = lambda _dir, _exc: None
 
     @property
     def is_leader(self) -> bool:
@@ -160,7 +165,10 @@ class Partition:
         Raises the storage errors (each with an ``error_code``) unchanged; nothing is
         stored when one is raised.
         """
-        result = self.log.append_as_leader(records, self.leader_epoch)
+        try:
+            result = self.log.append_as_leader(records, self.leader_epoch)
+        except OSError as exc:
+            raise self._log_dir_failed(exc) from exc
         if not result.duplicate:
             self._maybe_advance_high_watermark()
             self.appended.fire()
@@ -250,9 +258,20 @@ class Partition:
     def append_as_follower(self, records: memoryview, leader_high_watermark: int) -> None:
         """Store fetched batches (offsets and epochs assigned by the leader)."""
         if len(records):
-            self.log.append_as_follower(records)
+            try:
+                self.log.append_as_follower(records)
+            except OSError as exc:
+                raise self._log_dir_failed(exc) from exc
             self.appended.fire()
         self.update_follower_high_watermark(leader_high_watermark)
+
+    def _log_dir_failed(self, exc: OSError) -> LogDirFailure:
+        """A write to the log's directory failed: report it (the broker takes the
+        directory offline) and answer KAFKA_STORAGE_ERROR.  The log's own size did not
+        advance, so the partial bytes are overwritten or truncated by recovery."""
+        log_dir = self.log.directory.parent
+        self.on_log_dir_failure(log_dir, exc)
+        return LogDirFailure(f"log dir {log_dir} failed: {exc}", log_dir)
 
     def update_follower_high_watermark(self, leader_high_watermark: int) -> None:
         self._set_high_watermark(rules.follower_high_watermark(leader_high_watermark,

@@ -6,6 +6,8 @@ partition's response; nothing here knows about requests or connections.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from brokerd.protocol import ErrorCode
 
 
@@ -13,6 +15,9 @@ class StorageError(Exception):
     """Base class: an append, read or admin operation on a log failed."""
 
     error_code: ErrorCode = ErrorCode.KAFKA_STORAGE_ERROR
+    # (index, message) of each refused record (Produce v8+ ``record_errors``, KIP-467);
+    # empty when the refusal is not about particular records.
+    record_errors: tuple[tuple[int, str], ...] = ()
 
     def __init__(self, message: str, error_code: ErrorCode | None = None) -> None:
         super().__init__(message)
@@ -61,3 +66,12 @@ class InvalidProducerEpochError(StorageError):
     """An idempotent producer wrote with an epoch older than the one the log has seen."""
 
     error_code = ErrorCode.INVALID_PRODUCER_EPOCH
+
+
+class LogDirFailure(StorageError):
+    """Writing to a log directory failed (disk full, I/O error): the directory is offline
+    from now on (Kafka's KIP-112).  Clients get KAFKA_STORAGE_ERROR and retry elsewhere."""
+
+    def __init__(self, message: str, log_dir: Path) -> None:
+        super().__init__(message)
+        self.log_dir = log_dir

@@ -2,12 +2,15 @@
 plus a namespace for the clients (the workload process) — the fault tests' cluster.
 
 Nodes are named ``zk1..zk3``, ``b1..b3`` and ``client``; the brokers' ids are 1..3.
-Everything is started here and removed by :meth:`FaultCluster.close` (processes killed,
-namespaces deleted, files left in the test's tmp dir for the failure report).
+Each broker's log dir is a small filesystem of its own (tmpfs, ``LOG_DIR_SIZE``) so a
+test can fill one broker's disk.  Everything is started here and removed by
+:meth:`FaultCluster.close` (processes killed, filesystems unmounted, namespaces deleted,
+the processes' output left in the test's tmp dir for the failure report).
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -34,6 +37,7 @@ BROKER_PROPERTIES = {
     "log.index.size.max.bytes": "65536",
 }
 START_TIMEOUT_S = 60.0
+LOG_DIR_SIZE = "256m"
 
 
 @dataclass
@@ -51,6 +55,9 @@ class FaultCluster:
         for member in (1, 2, 3):
             self._start_zookeeper(member)
         for broker_id in (1, 2, 3):
+            self.log_dir(broker_id).mkdir(parents=True)
+            subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={LOG_DIR_SIZE}", "tmpfs",
+                            str(self.log_dir(broker_id))], check=True, timeout=10)
             self.start_broker(broker_id)
         return self
 
@@ -60,6 +67,9 @@ class FaultCluster:
                 process.send_signal(signal.SIGCONT)
                 process.kill()
                 process.wait(10)
+        for broker_id in (1, 2, 3):
+            subprocess.run(["umount", str(self.log_dir(broker_id))], capture_output=True,
+                           timeout=10)
         self.network.close()
 
     @property
@@ -126,6 +136,18 @@ class FaultCluster:
     def kill(self, node: str) -> None:
         self.processes[node].kill()
         self.processes[node].wait(10)
+
+    def fill_disk(self, broker_id: int) -> Path:
+        """Fill broker ``broker_id``'s log dir to the last block; returns the ballast file
+        (delete it to free the space)."""
+        ballast = self.log_dir(broker_id) / "ballast"
+        stats = os.statvfs(self.log_dir(broker_id))
+        subprocess.run(["fallocate", "-l", str(stats.f_bavail * stats.f_frsize), str(ballast)],
+                       check=True, timeout=10)
+        return ballast
+
+    def running(self, node: str) -> bool:
+        return self.processes[node].poll() is None
 
     def pause(self, node: str) -> None:
         self.processes[node].send_signal(signal.SIGSTOP)

@@ -91,3 +91,27 @@ def test_zookeeper_quorum_lost_for_twenty_seconds(fault_cluster: FaultCluster,
         return fault_cluster.network.heal
 
     assert_clean(exercise(fault_cluster, tmp_path, "zk-quorum-lost", fault, fault_s=20.0))
+
+
+def test_a_full_disk(fault_cluster: FaultCluster, tmp_path: Path) -> None:
+    """Kafka's answer (KIP-112): the write answers KAFKA_STORAGE_ERROR, the directory goes
+    offline, and a broker without an online log dir halts; the others lead its partitions
+    and, restarted with space freed, it recovers the directory and catches up."""
+    full: list[int] = []
+
+    def fault(leaders: dict[int, int]) -> Callable[[], None]:
+        full.append(leaders[0])
+        ballast = fault_cluster.fill_disk(full[0])
+
+        def heal() -> None:
+            ballast.unlink()
+            fault_cluster.start_broker(full[0])
+        return heal
+
+    def halted_and_replaced(views: dict[int, tuple[int, list[int]]]) -> None:
+        assert not fault_cluster.running(f"b{full[0]}")
+        assert "is offline" in fault_cluster.output(f"b{full[0]}")
+        assert all(leader not in (-1, full[0]) for leader, _ in views.values()), views
+
+    assert_clean(exercise(fault_cluster, tmp_path, "full-disk", fault, fault_s=12.0,
+                          during=halted_and_replaced))
