@@ -120,3 +120,35 @@ class ReassignmentForm(forms.Form):
         if len(set(replicas)) != len(replicas):
             raise forms.ValidationError("broker ids must be distinct")
         return replicas
+
+
+class QuotaOverrideForm(forms.Form):
+    """A tenant's override for one service account, optionally for one of its client ids.
+    Rates left empty are not set at this level: Kafka falls through to the next level (in the
+    end the plan's defaults)."""
+
+    principal = forms.ModelChoiceField(queryset=Principal.objects.none(), to_field_name="name",
+                                       label="Service account")
+    client_id = forms.ChoiceField(choices=[], required=False, label="Client id",
+                                  help_text="empty: every client id of the account")
+    producer_byte_rate = forms.IntegerField(min_value=1, required=False,
+                                            label="Produce (bytes/s)")
+    consumer_byte_rate = forms.IntegerField(min_value=1, required=False,
+                                            label="Consume (bytes/s)")
+    request_percentage = forms.FloatField(min_value=0.01, required=False,
+                                          label="Request time (% of a handler thread)")
+
+    def __init__(self, *args: object, tenant: Tenant, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        principal_field = self.fields["principal"]
+        assert isinstance(principal_field, forms.ModelChoiceField)
+        principal_field.queryset = Principal.objects.filter(
+            tenant=tenant, kind=Principal.SERVICE_ACCOUNT).order_by("name")
+        client_field = self.fields["client_id"]
+        assert isinstance(client_field, forms.ChoiceField)
+        client_field.choices = [("", "any (the account's own level)")] + [
+            (c, c) for c in tenant.client_ids.order_by("client_id").values_list("client_id", flat=True)]
+
+    def limits(self) -> dict[str, int | float | None]:
+        return {key: self.cleaned_data.get(key)
+                for key in ("producer_byte_rate", "consumer_byte_rate", "request_percentage")}

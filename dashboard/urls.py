@@ -29,6 +29,7 @@ urlpatterns = [
     path("t/<slug:slug>/client-ids/<int:pk>/delete/", tenant.client_id_delete,
          name="client-id-delete"),
     path("t/<slug:slug>/quotas/", tenant.quotas, name="quotas"),
+    path("t/<slug:slug>/quotas/<int:pk>/delete/", tenant.quota_delete, name="quota-delete"),
     path("t/<slug:slug>/invoices/", billing.invoices, name="invoices"),
     path("t/<slug:slug>/consumer-groups/", groups.group_list, name="groups"),
     path("t/<slug:slug>/consumer-groups/<str:group>/", groups.group_page, name="group"),

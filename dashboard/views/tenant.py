@@ -15,6 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from quotas import services as quota_services
 from quotas.models import QuotaOverride
 from tenants import services
 from tenants.api.access import is_operator, visible_tenants
@@ -22,7 +23,14 @@ from tenants.models import Acl, ApiKey, ClientId, Principal, Tenant, Topic
 from tenants.zookeeper import client
 
 from ..clients import client_settings
-from ..forms import AclForm, ApiKeyForm, ClientIdForm, ServiceAccountForm, TopicForm
+from ..forms import (
+    AclForm,
+    ApiKeyForm,
+    ClientIdForm,
+    QuotaOverrideForm,
+    ServiceAccountForm,
+    TopicForm,
+)
 from ..listing import listing
 from ..models import TopicThroughput
 from ..quota_levels import KEYS, Effective, effective_quotas
@@ -186,12 +194,24 @@ def client_id_delete(request: HttpRequest, tenant: Tenant, pk: int) -> HttpRespo
     return redirect("dashboard:client-ids", slug=tenant.slug)
 
 
-def _display(key: str, effective: Effective) -> str:
-    if effective.value is None:
+def _limit(key: str, value: str | int | float | None) -> str:
+    if value is None:
         return "unlimited"
     if key == "request_percentage":
-        return f"{float(effective.value):g} %"
-    return rate(int(effective.value))
+        return f"{float(value):g} %"
+    return rate(int(value))
+
+
+def _display(key: str, effective: Effective) -> str:
+    return _limit(key, effective.value)
+
+
+def _override_cells(override: QuotaOverride, plan_config: dict[str, str]) -> list[str]:
+    """Per quota key: the override's own limit, or, where it leaves the key unset, what the
+    principal falls back to without a more specific level: the plan's value."""
+    configured = override.config()
+    return [_limit(key, configured[key]) if key in configured
+            else f"plan default: {_limit(key, plan_config.get(key))}" for key in KEYS]
 
 
 def _usage(usage: ClusterUsage, user: str, client_id: str | None) -> list[str]:
@@ -209,14 +229,40 @@ def _usage(usage: ClusterUsage, user: str, client_id: str | None) -> list[str]:
     return cells
 
 
+def _quota_form(request: HttpRequest, tenant: Tenant) -> QuotaOverrideForm:
+    """The override form: bound to a POST, prefilled from ``?edit=<override id>``, or empty."""
+    if request.method == "POST":
+        return QuotaOverrideForm(request.POST, tenant=tenant)
+    editing = QuotaOverride.objects.filter(tenant=tenant, pk=request.GET.get("edit") or 0,
+                                           principal__isnull=False).first()
+    if editing is None:
+        return QuotaOverrideForm(tenant=tenant)
+    assert editing.principal is not None
+    return QuotaOverrideForm(tenant=tenant, initial={
+        "principal": editing.principal.name, "client_id": editing.client_id,
+        "producer_byte_rate": editing.producer_byte_rate,
+        "consumer_byte_rate": editing.consumer_byte_rate,
+        "request_percentage": editing.request_percentage})
+
+
 @tenant_view
 def quotas(request: HttpRequest, tenant: Tenant) -> HttpResponse:
     """What the control plane knows: the plan's defaults, the overrides, and per principal and
     client id the quota each key resolves to and the level it comes from (Kafka's precedence).
+    A POST sets an override of one service account (and client id): created, or replaced with
+    the rates given (``quotas.services.set_quota``, published to the brokers).
 
     Current usage comes from the brokers' metrics: quotas are per broker, so each row shows the
     broker where the principal uses the most of each quota, against the limit that broker applies.
     """
+    form = _quota_form(request, tenant)
+    if request.method == "POST" and form.is_valid():
+        override = run_service(form, quota_services.set_quota, request.user, tenant=tenant,
+                               principal=form.cleaned_data["principal"],
+                               client_id=form.cleaned_data["client_id"] or "", **form.limits())
+        if override is not None:
+            messages.success(request, f"Quota {override.entity_path} set.")
+            return redirect("dashboard:quotas", slug=tenant.slug)
     try:
         usage, usage_error = scrape(client(), tenants=[tenant.slug]), ""
     except Exception as exc:  # ZooKeeper unreachable: the configuration is still worth showing
@@ -237,6 +283,18 @@ def quotas(request: HttpRequest, tenant: Tenant) -> HttpResponse:
                               "quotas": [(_display(key, resolved[key]), resolved[key].level)
                                          for key in KEYS],
                               "usage": _usage(usage, principal.kafka_user, client_id)})
+    plan_config = tenant.plan.quota_config()
     return render(request, "dashboard/quotas.html", {
-        "tenant": tenant, "plan": tenant.plan, "overrides": overrides, "effective": effective,
+        "tenant": tenant, "plan": tenant.plan, "effective": effective, "form": form,
+        "overrides": [(o, _override_cells(o, plan_config)) for o in overrides],
         "unreachable": usage.unreachable, "usage_error": usage_error})
+
+
+@require_POST
+@tenant_view
+def quota_delete(request: HttpRequest, tenant: Tenant, pk: int) -> HttpResponse:
+    """Remove an override: its entity falls back to the next level (the plan's defaults)."""
+    override = get_object_or_404(QuotaOverride, tenant=tenant, pk=pk)
+    quota_services.delete_quota(request.user, override)
+    messages.success(request, f"Quota {override.entity_path} removed.")
+    return redirect("dashboard:quotas", slug=tenant.slug)

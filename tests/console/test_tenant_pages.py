@@ -126,6 +126,34 @@ def test_quotas_show_the_plan_defaults_and_overrides(acme: Tenant, admin_client_
     assert "2 MiB/s <small>plan" in rows[0] and "unlimited" in rows[0]
 
 
+def test_set_change_and_remove_a_quota_override_in_the_console(acme: Tenant, admin_client_for) -> None:  # type: ignore[no-untyped-def]
+    from quotas.models import QuotaOverride
+
+    client = admin_client_for(acme)
+    services.create_principal(None, acme, name="app")
+    services.register_client_id(None, acme, client_id="batch")
+    response = client.post("/t/acme/quotas/", {"principal": "app", "producer_byte_rate": "5120"})
+    assert response.status_code == 302 and audited("quota.set")
+    override = QuotaOverride.objects.get(tenant=acme)
+    assert (override.entity_path, override.producer_byte_rate) == ("users/acme.app", 5120)
+    row = client.get("/t/acme/quotas/").content.decode().split('data-entity="users/acme.app"')[1]
+    row = row.split("</tr>")[0]
+    assert "5 KiB/s" in row and "plan default: 2 MiB/s" in row  # consume: the plan's value
+    assert "plan default: unlimited" in row and "<td>unlimited</td>" not in row  # request time
+    edit = client.get(f"/t/acme/quotas/?edit={override.pk}").content.decode()
+    assert 'name="producer_byte_rate" value="5120"' in edit
+    client.post("/t/acme/quotas/", {"principal": "app", "consumer_byte_rate": "1024"})
+    override.refresh_from_db()
+    assert (override.producer_byte_rate, override.consumer_byte_rate) == (None, 1024)  # replaced
+    client.post("/t/acme/quotas/", {"principal": "app", "client_id": "batch",
+                                    "request_percentage": "25"})
+    assert QuotaOverride.objects.filter(entity_path="users/acme.app/clients/batch").exists()
+    refused = client.post("/t/acme/quotas/", {"principal": "app"})  # no rate at all
+    assert refused.status_code == 200 and "set at least one" in refused.content.decode()
+    assert client.post(f"/t/acme/quotas/{override.pk}/delete/").status_code == 302
+    assert not QuotaOverride.objects.filter(pk=override.pk).exists() and audited("quota.delete")
+
+
 def test_another_tenants_admin_gets_404_everywhere(acme: Tenant, globex: Tenant,  # type: ignore[no-untyped-def]
                                                    admin_client_for) -> None:
     outsider = admin_client_for(globex)
