@@ -1,7 +1,6 @@
 """Compaction's view of one record batch: which records survive, and the rewritten batch.
 
-Pure functions over bytes (no I/O), used by the cleaner's build step and by the append
-path of compacted topics.
+Pure functions over bytes (no I/O), used by the cleaner's build step.
 
 A rewritten batch keeps everything that identifies it: base offset, partition leader
 epoch, ``last_offset_delta``, producer id/epoch and base sequence, the attribute bits
@@ -44,7 +43,7 @@ from brokerd.protocol.records import (
     Record,
     decode_records,
 )
-from brokerd.storage.errors import CorruptRecordError, InvalidRecordError
+from brokerd.storage.errors import CorruptRecordError
 
 #: KIP-534: base_timestamp holds the delete horizon of the batch's tombstones.
 DELETE_HORIZON_BIT = 0x40
@@ -101,22 +100,6 @@ def _raw_records(batch: bytes, header: BatchHeader) -> list[_RawRecord]:
     except (ProtocolError, IndexError) as exc:
         raise CorruptRecordError(f"malformed record in batch at {header.base_offset}") from exc
     return raw
-
-
-def require_keys(batch: bytes | bytearray | memoryview, position: int, header: BatchHeader) -> None:
-    """Kafka's rule for compacted topics: every record needs a key (compaction is by key,
-    so a keyless record could never be superseded); raises INVALID_RECORD otherwise, or
-    CORRUPT_MESSAGE when the records do not decode."""
-    try:
-        records = decode_records(batch, position, header)
-    except ProtocolError as exc:
-        raise CorruptRecordError(f"batch at {position}: {exc}") from exc
-    for record in records:
-        if record.key is None:
-            raise InvalidRecordError(
-                f"compacted topic refuses a record without key at offset delta "
-                f"{record.offset - header.base_offset}"
-            )
 
 
 @dataclass(frozen=True)

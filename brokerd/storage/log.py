@@ -35,7 +35,6 @@ from brokerd.protocol.records import (
 )
 from brokerd.storage import log_loader, log_reads
 from brokerd.storage.checkpoint import LEADER_EPOCH_CHECKPOINT
-from brokerd.storage.cleaner_records import require_keys
 from brokerd.storage.config import LogConfig
 from brokerd.storage.errors import (
     InvalidProducerEpochError,
@@ -45,6 +44,7 @@ from brokerd.storage.errors import (
 from brokerd.storage.leader_epoch import LeaderEpochCache
 from brokerd.storage.local_log import LocalLog
 from brokerd.storage.producer_state import ProducerEntry
+from brokerd.storage.record_checks import check_client_records
 from brokerd.storage.results import AppendResult, ReadResult
 from brokerd.storage.segment import LogSegment
 from brokerd.storage.transactions import CONTROL_PREFIX_BYTES, AbortedTxn, control_type, marker_batch
@@ -180,15 +180,14 @@ class Log:
         patched in place and written from there: the receive path hands over a private
         copy of the request (:mod:`brokerd.server.connection`), so that is the one
         user-space copy of produced data. A read-only buffer is copied once to be
-        patched. Compacted topics also decode the records to refuse keyless ones
-        (INVALID_RECORD, as Kafka).
+        patched. Records are decoded only where a per-record check needs them (keys of a
+        compacted topic, timestamps a batch header shows outside the CreateTime window:
+        :mod:`record_checks`, whose error names every bad record).
         """
         now_ms = self._local.now_ms()
         records = memoryview(records)
         validated = validate_record_set(records, self.config, now_ms, from_client=True)
-        if self.config.compacts:
-            for position, header in validated:
-                require_keys(records, position, header)
+        check_client_records(records, validated, self.config, now_ms)
         duplicate = self._producers.check(header for _, header in validated)
         if duplicate is not None:
             return AppendResult(

@@ -3,10 +3,8 @@
 A produce request's partition data is one or more RecordBatch v2 batches. All of them
 are checked first, and any failure rejects the whole set, so a partial write never
 happens. Checks are per batch header plus one CRC32C pass over each batch; records are
-never decoded. For CreateTime topics the first and max timestamps of each batch must lie
-within ``[now - message.timestamp.before.max.ms, now + message.timestamp.after.max.ms]``
-(the batch header carries no per-record minimum, so these two bound what we can check
-without decoding).
+never decoded. The per-record checks (keys of compacted topics, the CreateTime window)
+follow in :mod:`brokerd.storage.record_checks`, which names each bad record.
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ from brokerd.storage.config import LogConfig
 from brokerd.storage.errors import (
     CorruptRecordError,
     InvalidRecordError,
-    InvalidTimestampError,
     RecordTooLargeError,
 )
 
@@ -33,9 +30,7 @@ def validate_record_set(
     """(position, header) of every batch in ``records``, or raise a StorageError.
 
     ``from_client`` adds the checks Kafka applies to producer data only: at least one
-    record, a dense offset delta, no control batches (those are the broker's own), and
-    the CreateTime window (a follower must not refuse what its leader accepted because
-    the two clocks differ).
+    record, a dense offset delta and no control batches (those are the broker's own).
     """
     total = len(records)
     if total == 0:
@@ -56,8 +51,6 @@ def validate_record_set(
             )
         if from_client:
             _check_client_batch(header)
-            if not config.log_append_time:
-                _check_timestamps(header, config, now_ms)
         batches.append((position, header))
         position += header.size_in_bytes
     return batches
@@ -85,13 +78,3 @@ def _check_client_batch(header: BatchHeader) -> None:
             f"{header.last_offset_delta}"
         )
 
-
-def _check_timestamps(header: BatchHeader, config: LogConfig, now_ms: int) -> None:
-    earliest = now_ms - config.message_timestamp_before_max_ms
-    latest = now_ms + config.message_timestamp_after_max_ms
-    for timestamp in (header.base_timestamp, header.max_timestamp):
-        if not earliest <= timestamp <= latest:
-            raise InvalidTimestampError(
-                f"timestamp {timestamp} outside [{earliest}, {latest}] "
-                f"(message.timestamp.before/after.max.ms)"
-            )

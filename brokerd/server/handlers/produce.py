@@ -9,8 +9,11 @@ offset — the partitions wait concurrently — and answers REQUEST_TIMED_OUT fo
 still short at ``timeout_ms``, NOT_LEADER_OR_FOLLOWER if leadership moved meanwhile, and
 NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below the minimum before it committed.
 Every storage error becomes that partition's error code; the other partitions of the
-request are unaffected.  A retried idempotent batch is answered with its original
-offsets (the log reports it as a duplicate and does not store it again).
+request are unaffected.  A partition refused for particular records (a keyless record in a
+compacted topic, a timestamp outside the CreateTime window) names them in v8+
+``record_errors`` (KIP-467), so the client fails only those records as invalid.  A
+retried idempotent batch is answered with its original offsets (the log reports it as a
+duplicate and does not store it again).
 
 Quotas: the whole request's size is charged to the (user, client id) produce byte rate and
 the handling time to its request quota, after the data is written (Kafka never refuses a
@@ -50,9 +53,12 @@ VALID_ACKS = (-1, 0, 1)
 
 
 def partition_error(index: int, error: int, message: str | None = None,
-                    leader: tuple[int, int] = (-1, -1)) -> dict[str, Any]:
+                    leader: tuple[int, int] = (-1, -1),
+                    record_errors: tuple[tuple[int, str], ...] = ()) -> dict[str, Any]:
     return {"index": index, "error_code": int(error), "base_offset": -1,
-            "log_append_time_ms": -1, "log_start_offset": -1, "record_errors": [],
+            "log_append_time_ms": -1, "log_start_offset": -1,
+            "record_errors": [{"batch_index": batch_index, "batch_index_error_message": text}
+                              for batch_index, text in record_errors],
             "error_message": message,
             "current_leader": {"leader_id": leader[0], "leader_epoch": leader[1]}}
 
@@ -75,8 +81,9 @@ def _append(broker: HandlerContext, topic: str, data: dict[str, Any], acks: int
         return partition_error(index, ErrorCode.NOT_ENOUGH_REPLICAS, shortfall), None
     try:
         result = hosted.append_as_leader(records)
-    except StorageError as exc:
-        return partition_error(index, exc.error_code, str(exc)), None
+    except StorageError as exc:  # KIP-467: record_errors names the records at fault
+        return partition_error(index, exc.error_code, str(exc),
+                               record_errors=exc.record_errors), None
     except ProtocolError as exc:  # a batch the codec could not even parse
         return partition_error(index, ErrorCode.CORRUPT_MESSAGE, str(exc)), None
     if not result.duplicate:

@@ -21,7 +21,6 @@ from brokerd.storage.cleaner_records import (
     FilteredBatch,
     delete_horizon,
     filter_batch,
-    require_keys,
 )
 
 from .conftest import NOW_MS, batch
@@ -128,12 +127,11 @@ def test_log_append_time_batch_keeps_its_broker_timestamp() -> None:
 
 def test_keyless_records_are_refused_by_compacted_topics(open_log: Callable[..., Log]) -> None:
     data = build_batch([values(0), (None, b"v", [], NOW_MS)])
-    with pytest.raises(InvalidRecordError) as raised:
-        require_keys(data, 0, parse_batch_header(data, 0))
-    assert raised.value.error_code == ErrorCode.INVALID_RECORD
     log = open_log(cleanup_policy=("compact",))
-    with pytest.raises(InvalidRecordError):
+    with pytest.raises(InvalidRecordError) as raised:
         log.append_as_leader(memoryview(data), 0)
+    assert raised.value.error_code == ErrorCode.INVALID_RECORD
+    assert [index for index, _ in raised.value.record_errors] == [1]
     assert log.log_end_offset == 0
     assert log.append_as_leader(batch(2), 0).last_offset == 1  # keyed records are accepted
 

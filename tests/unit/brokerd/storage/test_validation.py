@@ -5,7 +5,6 @@ from brokerd.protocol.records import build_batch
 from brokerd.storage import (
     CorruptRecordError,
     InvalidRecordError,
-    InvalidTimestampError,
     LogConfig,
     RecordTooLargeError,
 )
@@ -51,16 +50,6 @@ def test_size_limits() -> None:
         validate(data + data, segment_bytes=len(data) + 1)
     assert info.value.error_code == ErrorCode.RECORD_LIST_TOO_LARGE
     assert validate(data, max_message_bytes=len(data)) == [0]
-
-
-def test_create_time_window() -> None:
-    config = {"message_timestamp_before_max_ms": 1000, "message_timestamp_after_max_ms": 10}
-    assert validate(batch(1, timestamp=NOW_MS - 1000), **config) == [0]
-    with pytest.raises(InvalidTimestampError):
-        validate(batch(1, timestamp=NOW_MS - 1001), **config)
-    with pytest.raises(InvalidTimestampError):
-        validate(batch(3, timestamp=NOW_MS + 9), **config)  # max timestamp is NOW + 11
-    assert validate(batch(1, timestamp=0), message_timestamp_type="LogAppendTime", **config)
 
 
 def test_client_may_not_send_control_or_empty_batches() -> None:
