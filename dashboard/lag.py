@@ -7,6 +7,12 @@ Per partition, at each snapshot:
 (a committed offset below the log start points at deleted records; the consumer will resume at
 the log start, so those records are not "behind", they are gone).
 
+A partition the group has never committed on, of a topic it consumes (it committed on another
+partition of the topic, or a member is assigned one), counts from its log start, as Kafka's
+``kafka-consumer-groups`` tools show it: ``committed`` is None, the partition is marked
+``uncommitted``, and its lag is every retained record.  Its health cannot be judged without
+commits (OK), and the consumption rate takes its position to be the log start.
+
 Health follows Burrow's evaluation rules (LinkedIn's consumer-lag checker), applied to a window
 of the partition's last ``WINDOW`` commits, each a (timestamp, committed offset, lag) triple,
 checked in this order, first match wins:
@@ -66,11 +72,12 @@ class Commit:
 
 @dataclass(frozen=True)
 class PartitionOffsets:
-    """What one snapshot saw for one partition a group has committed on."""
+    """What one snapshot saw for one partition of a topic a group consumes; ``committed`` is
+    None where the group has no commit (yet)."""
 
     topic: str
     partition: int
-    committed: int
+    committed: int | None
     log_start: int
     high_watermark: int
 
@@ -81,12 +88,21 @@ class PartitionLag:
 
     topic: str
     partition: int
-    committed: int
+    committed: int | None  # None: no commit, lag counted from the log start
     log_start: int
     high_watermark: int
     lag: int
     status: Status
     window: tuple[Commit, ...] = ()
+
+    @property
+    def uncommitted(self) -> bool:
+        return self.committed is None
+
+    @property
+    def position(self) -> int:
+        """Where the group would resume: its commit, or the log start without one."""
+        return self.log_start if self.committed is None else self.committed
 
 
 @dataclass(frozen=True)
@@ -107,10 +123,11 @@ class GroupLag:
     progress: tuple[tuple[float, int], ...] = field(default=())
 
 
-def partition_lag(committed: int, log_start: int, high_watermark: int) -> int:
+def partition_lag(committed: int | None, log_start: int, high_watermark: int) -> int:
     """Records the group has yet to read; never negative (a commit ahead of the high watermark,
-    possible briefly after a truncation, means nothing to read)."""
-    return max(0, high_watermark - max(committed, log_start))
+    possible briefly after a truncation, means nothing to read).  Without a commit: every
+    retained record."""
+    return max(0, high_watermark - max(log_start if committed is None else committed, log_start))
 
 
 def is_lag_ever_zero(window: Sequence[Commit]) -> bool:
@@ -200,8 +217,9 @@ def evaluate_group(previous: GroupLag | None, observed: Sequence[PartitionOffset
     for offsets in sorted(observed, key=lambda o: (o.topic, o.partition)):
         lag = partition_lag(offsets.committed, offsets.log_start, offsets.high_watermark)
         prior = old.get((offsets.topic, offsets.partition))
-        window = next_window(prior.window if prior else (), Commit(now, offsets.committed, lag),
-                             group_active)
+        window = (() if offsets.committed is None else  # no commit: nothing to judge
+                  next_window(prior.window if prior else (), Commit(now, offsets.committed, lag),
+                              group_active))
         partitions.append(PartitionLag(
             topic=offsets.topic, partition=offsets.partition, committed=offsets.committed,
             log_start=offsets.log_start, high_watermark=offsets.high_watermark, lag=lag,
@@ -209,7 +227,7 @@ def evaluate_group(previous: GroupLag | None, observed: Sequence[PartitionOffset
     total_lag = sum(p.lag for p in partitions)
     history = previous.progress if previous else ()
     progress = tuple(point for point in history if now - point[0] <= RATE_HORIZON_S)
-    progress = (*progress, (now, sum(p.committed for p in partitions)))
+    progress = (*progress, (now, sum(p.position for p in partitions)))
     rate = consumption_rate(progress)
     return GroupLag(
         partitions=tuple(partitions), status=group_status(p.status for p in partitions),
@@ -239,7 +257,7 @@ def group_lag_to_json(group: GroupLag) -> dict:
         "partitions": [{
             "topic": p.topic, "partition": p.partition, "committed": p.committed,
             "log_start": p.log_start, "high_watermark": p.high_watermark, "lag": p.lag,
-            "status": p.status.name,
+            "status": p.status.name, "uncommitted": p.uncommitted,
             "window": [[c.timestamp, c.offset, c.lag] for c in p.window],
         } for p in group.partitions],
     }

@@ -38,9 +38,12 @@ def group_summary(row: ConsumerGroupLag) -> dict[str, Any]:
 
 
 def group_detail(row: ConsumerGroupLag) -> dict[str, Any]:
-    """The summary plus members and per-partition offsets, lag and status (no commit window)."""
-    partitions = [{key: p[key] for key in ("topic", "partition", "committed", "log_start",
-                                           "high_watermark", "lag", "status")}
+    """The summary plus members and per-partition offsets, lag and status (no commit window);
+    ``uncommitted`` marks a partition without a commit (``committed`` null, lag from the log
+    start)."""
+    partitions = [{**{key: p[key] for key in ("topic", "partition", "committed", "log_start",
+                                              "high_watermark", "lag", "status")},
+                   "uncommitted": p.get("uncommitted", False)}  # rows stored before it: False
                   for p in row.lag.get("partitions", [])]
     return {**group_summary(row), "members": row.members, "partitions": partitions,
             "rate": row.lag.get("rate")}

@@ -52,6 +52,18 @@ def read_cluster(admin: kafka.AdminClient, slugs: set[str]) -> ClusterSnapshot:
                            kafka.log_bounds(admin, sorted(partitions)))
 
 
+def observed_offsets(committed: dict[kafka.TopicPartitionKey, int], bounds: Bounds,
+                     assigned: set[kafka.TopicPartitionKey], slug: str) -> list[PartitionOffsets]:
+    """Every partition of the topics a group consumes (it committed on one of their partitions,
+    or a member is assigned one), names without the tenant prefix; a partition without a commit
+    has ``committed`` None (its lag counts from the log start).  Partitions whose offsets could
+    not be read are left out."""
+    topics = {topic for topic, _ in committed} | {topic for topic, _ in assigned}
+    partitions = set(committed) | {tp for tp in bounds if tp[0] in topics}
+    return [PartitionOffsets(split_name(t)[1], p, committed.get((t, p)), *bounds[(t, p)])
+            for t, p in sorted(partitions) if split_name(t)[0] == slug and (t, p) in bounds]
+
+
 def _members(description: kafka.GroupDescription | None, slug: str) -> list[dict]:
     if description is None:
         return []
@@ -74,11 +86,11 @@ def store_tenant(tenant: Tenant, cluster: ClusterSnapshot, now: datetime) -> lis
         if physical not in cluster.committed and prior is not None:
             rows.append(prior)  # its offsets could not be read this time: keep what we know
             continue
-        committed = cluster.committed.get(physical, {})
-        observed = [PartitionOffsets(split_name(t)[1], p, offset, *cluster.bounds[(t, p)])
-                    for (t, p), offset in committed.items()
-                    if split_name(t)[0] == slug and (t, p) in cluster.bounds]
         description = cluster.groups.get(physical)
+        assigned = {tp for member in description.members for tp in member.assignment} \
+            if description else set()
+        observed = observed_offsets(cluster.committed.get(physical, {}), cluster.bounds,
+                                    assigned, slug)
         state = evaluate_group(group_lag_from_json(prior.lag) if prior and prior.lag else None,
                                observed, bool(description and description.active), now.timestamp())
         rows.append(ConsumerGroupLag(
@@ -86,7 +98,7 @@ def store_tenant(tenant: Tenant, cluster: ClusterSnapshot, now: datetime) -> lis
             members=_members(description, slug), lag=group_lag_to_json(state),
             status=state.status.name, total_lag=state.total_lag, max_lag=state.max_lag,
             time_lag_s=state.time_lag_s, updated_at=now))
-        samples += [(tenant.pk, group, p.topic, p.partition, taken_at, p.committed,
+        samples += [(tenant.pk, group, p.topic, p.partition, taken_at, p.position,
                      p.high_watermark, p.lag) for p in state.partitions]
     with transaction.atomic():
         ConsumerGroupLag.objects.bulk_create(

@@ -167,3 +167,20 @@ def test_a_websocket_stays_open_across_idle_waits(acme: Tenant, admin_client_for
         await summary.disconnect()
 
     async_to_sync(scenario)()
+
+
+@pytest.mark.django_db
+def test_rest_api_and_page_mark_a_partition_without_a_commit(acme: Tenant, admin_client_for) -> None:  # type: ignore[no-untyped-def]
+    only_partition_0 = ClusterSnapshot(
+        groups={"acme.billing": GroupDescription("acme.billing", "EMPTY")},
+        committed={"acme.billing": {("acme.orders", 0): 20}},
+        bounds={("acme.orders", 0): (0, 100), ("acme.orders", 1): (3, 10)})
+    store_tenant(acme, only_partition_0, T0)
+    client = admin_client_for(acme)
+    detail = client.get("/api/v1/tenants/acme/consumer-groups/billing/").json()
+    assert [(p["partition"], p["committed"], p["lag"], p["uncommitted"])
+            for p in detail["partitions"]] == [(0, 20, 80, False), (1, None, 7, True)]
+    assert detail["total_lag"] == 87
+    assert client.get("/api/v1/tenants/acme/consumer-groups/").json()["results"][0]["total_lag"] == 87
+    page = client.get("/t/acme/consumer-groups/billing/").content.decode()
+    assert "none (from log start)" in page

@@ -153,3 +153,35 @@ def test_preview_moves_only_the_targeted_partitions() -> None:
                            group_active=False, now=0.0)
     preview = preview_lag(state.partitions, {("orders", 0): 100})
     assert [(p.committed, p.lag) for p in preview] == [(100, 0), (5, 45)]
+
+
+def test_partitions_never_committed_on_count_from_their_log_start() -> None:
+    """A group committed on 4 of 6 partitions of 5,000 records each: the 2 others count whole
+    (their 10,000 records are unread too), marked as uncommitted."""
+    from dashboard.lag import evaluate_group
+    from dashboard.snapshots import observed_offsets
+
+    bounds = {("acme.orders", p): (0, 5_000) for p in range(6)}
+    bounds[("acme.other", 0)] = (0, 99)  # a topic the group does not consume
+    committed = {("acme.orders", 0): 1_000, ("acme.orders", 1): 1_900,
+                 ("acme.orders", 2): 4_000, ("acme.orders", 3): 5_000}
+    observed = observed_offsets(committed, bounds, set(), "acme")
+    assert [(o.topic, o.partition, o.committed) for o in observed] == [
+        ("orders", 0, 1_000), ("orders", 1, 1_900), ("orders", 2, 4_000), ("orders", 3, 5_000),
+        ("orders", 4, None), ("orders", 5, None)]
+    group = evaluate_group(None, observed, group_active=False, now=100.0)
+    assert group.total_lag == 4_000 + 3_100 + 1_000 + 0 + 5_000 + 5_000
+    assert [p.uncommitted for p in group.partitions] == [False] * 4 + [True] * 2
+    assert group.partitions[4].lag == 5_000 and group.partitions[4].window == ()
+    assert group.progress[-1][1] == 1_000 + 1_900 + 4_000 + 5_000  # positions: log start 0
+    stored = group_lag_from_json(group_lag_to_json(group))
+    assert stored.partitions[5].committed is None and stored.partitions[5].uncommitted
+
+
+def test_a_member_assigned_a_topic_without_commits_shows_its_partitions() -> None:
+    from dashboard.snapshots import observed_offsets
+
+    bounds = {("acme.new", 0): (10, 50), ("acme.new", 1): (0, 7)}
+    observed = observed_offsets({}, bounds, {("acme.new", 1)}, "acme")
+    assert [(o.partition, o.committed, o.log_start) for o in observed] == [(0, None, 10),
+                                                                           (1, None, 0)]

@@ -82,8 +82,11 @@
       partitions.replaceChildren();
       for (const p of message.partitions) {
         const row = partitions.insertRow();
-        [p.topic, p.partition, p.committed, p.log_start, p.high_watermark, p.lag]
-          .forEach((value) => cell(row, value));
+        if (p.uncommitted) row.className = "uncommitted";
+        [p.topic, p.partition].forEach((value) => cell(row, value));
+        const committed = cell(row, p.uncommitted ? "none (from log start)" : p.committed);
+        if (p.uncommitted) committed.title = "no commit: lag counted from the log start";
+        [p.log_start, p.high_watermark, p.lag].forEach((value) => cell(row, value));
         setStatus(cell(row, ""), p.status);
       }
       const members = document.querySelector("#members tbody");
