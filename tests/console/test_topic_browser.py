@@ -268,6 +268,13 @@ def test_topic_page_config_edit_and_message_browser(  # type: ignore[no-untyped-
     records = json.loads(answer["text"])["records"]
     assert [(r["offset"], r["key"]["text"]) for r in records] == [(14, "order-29")]
 
+    # the browser's reads were the key's own: metered to the tenant as bytes out of the topic
+    def consumed_bytes() -> bool:
+        traffic = browser_fetch(chrome, "/api/v1/tenants/acme/topics/orders/traffic/")
+        return traffic["status"] == 200 and sum(json.loads(traffic["text"])["bytes_out"]) > 0
+
+    eventually(consumed_bytes, "no bytes out metered for the browser's reads", timeout=40)
+
     # another tenant's topic: not found, in the console and over REST, for either tenant
     sign_in(chrome, tls_stack, "admin-globex")
     chrome.get(f"{tls_stack.url}/t/globex/topics/")
