@@ -22,8 +22,8 @@ from tests.faults.checker import Ack, Report, Stored, check
 from tests.faults.cluster import SESSION_TIMEOUT_MS, FaultCluster
 
 PARTITIONS = 4
-WARM_UP_S = 4.0
-AFTER_HEAL_S = 24.0
+WARM_UP_S = 2.0
+AFTER_HEAL_S = 20.0
 CONSUMERS_BACK_S = SESSION_TIMEOUT_MS / 1000 + 10
 
 

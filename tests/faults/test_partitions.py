@@ -44,6 +44,24 @@ def test_an_isolated_follower(fault_cluster: FaultCluster, tmp_path: Path) -> No
                           during=left_every_isr))
 
 
+def test_an_isolated_leader(fault_cluster: FaultCluster, tmp_path: Path) -> None:
+    """Cut off from everyone (ZooKeeper, brokers and clients): its session expires and the
+    controller moves its leaderships; healed, it truncates to the new leaders and rejoins."""
+    isolated: list[int] = []
+
+    def fault(leaders: dict[int, int]) -> Callable[[], None]:
+        isolated.append(leaders[0])
+        fault_cluster.network.isolate(f"b{isolated[0]}")
+        return fault_cluster.network.heal
+
+    def replaced(views: dict[int, tuple[int, list[int]]]) -> None:
+        assert all(leader not in (-1, isolated[0]) and isolated[0] not in isr
+                   for leader, isr in views.values()), views
+
+    assert_clean(exercise(fault_cluster, tmp_path, "isolated-leader", fault, fault_s=15.0,
+                          during=replaced))
+
+
 def test_a_leader_cut_off_from_zookeeper_only(fault_cluster: FaultCluster,
                                               tmp_path: Path) -> None:
     def fault(leaders: dict[int, int]) -> Callable[[], None]:
@@ -81,6 +99,35 @@ def test_the_zookeeper_leader_paused(fault_cluster: FaultCluster, tmp_path: Path
         return lambda: fault_cluster.resume(paused)
 
     assert_clean(exercise(fault_cluster, tmp_path, "zk-leader-paused", fault))
+
+
+def test_a_zookeeper_follower_paused(fault_cluster: FaultCluster, tmp_path: Path) -> None:
+    def fault(leaders: dict[int, int]) -> Callable[[], None]:
+        paused = next(m for m in ZOOKEEPER if m != fault_cluster.zookeeper_leader())
+        fault_cluster.pause(paused)
+        return lambda: fault_cluster.resume(paused)
+
+    assert_clean(exercise(fault_cluster, tmp_path, "zk-follower-paused", fault))
+
+
+def test_leaders_killed(fault_cluster: FaultCluster, tmp_path: Path) -> None:
+    """kill -9 of the leader of partition 0 and then of whichever broker leads partition 1
+    (possibly the same node twice over its restart), restarted when healed."""
+    killed: list[int] = []
+
+    def fault(leaders: dict[int, int]) -> Callable[[], None]:
+        killed.append(leaders[0])
+        fault_cluster.kill(f"b{leaders[0]}")
+        if leaders[1] != leaders[0]:
+            killed.append(leaders[1])
+            fault_cluster.kill(f"b{leaders[1]}")
+
+        def heal() -> None:
+            for broker_id in killed:
+                fault_cluster.start_broker(broker_id)
+        return heal
+
+    assert_clean(exercise(fault_cluster, tmp_path, "leaders-killed", fault))
 
 
 def test_zookeeper_quorum_lost_for_twenty_seconds(fault_cluster: FaultCluster,
