@@ -97,7 +97,9 @@ class Principal(models.Model):
     KIND_CHOICES = [(SERVICE_ACCOUNT, "service account"), (USER, "console user")]
     ADMIN = "admin"
     MEMBER = "member"
-    ROLE_CHOICES = [(ADMIN, "tenant admin"), (MEMBER, "member")]
+    READ_ONLY = "read_only"  # a console user who may see the tenant's pages but change nothing
+    ROLE_CHOICES = [(ADMIN, "tenant admin"), (MEMBER, "member"), (READ_ONLY, "read-only")]
+    CONSOLE_ROLES = (ADMIN, READ_ONLY)  # the roles an invited console user may have
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="principals")
     name = models.CharField(max_length=100, validators=[NAME_VALIDATOR])
