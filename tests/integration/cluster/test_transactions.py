@@ -1,0 +1,168 @@
+"""Exactly-once consume-transform-produce on three brokers (RF 3, min.insync.replicas 2):
+a numbered input is copied by a transactional confluent-kafka client that commits its
+consumer offsets with ``send_offsets_to_transaction``; the read_committed output must hold
+every input exactly once and the group's committed offsets must match what was copied,
+also when the transaction coordinator's broker is killed (-9) in the middle."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+
+from brokerd.protocol import ApiKey
+from tests.integration.brokerd.broker_process import WireClient
+from tests.integration.cluster.harness import Cluster, started_cluster, wait_until
+
+pytestmark = pytest.mark.integration
+
+INPUT, OUTPUT, GROUP, TXN_ID = "numbers", "copied", "copier", "copier-1"
+PARTITIONS = 2
+COUNT = 600
+TXN_PARTITIONS = 5
+TOPIC_CONFIG = {"min.insync.replicas": "2"}
+
+
+@pytest.fixture
+def txn_cluster(zk_connect: str, tmp_path: Path) -> Iterator[Cluster]:
+    yield from started_cluster(zk_connect, tmp_path,
+                               transaction_state_log_num_partitions=str(TXN_PARTITIONS),
+                               transaction_abort_timed_out_transaction_cleanup_interval_ms="1000")
+
+
+def _fill_input(cluster: Cluster) -> None:
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all",
+                         "enable.idempotence": True, "linger.ms": 5})
+    for n in range(COUNT):
+        producer.produce(INPUT, str(n).encode(), partition=n % PARTITIONS)
+    assert producer.flush(60) == 0
+
+
+def _coordinator_broker(cluster: Cluster) -> int:
+    wire = WireClient(cluster.brokers[cluster.live_ids()[0]].port)
+    try:
+        answer = wire.request(ApiKey.FIND_COORDINATOR, 3, {"key": TXN_ID, "key_type": 1})
+    finally:
+        wire.close()
+    assert answer["error_code"] == 0, answer
+    return int(answer["node_id"])
+
+
+def _copy(cluster: Cluster, stop_after: int | None = None,
+          on_progress: Callable[[int], None] | None = None) -> int:
+    """Run the copier until it has committed a copy of every input record (or
+    ``stop_after`` transactions; a generous hang guard: failover of a killed broker takes
+    a ZooKeeper session timeout plus a rebalance); returns the committed transactions."""
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": GROUP,
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "isolation.level": "read_committed"})
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": TXN_ID,
+                         "transaction.timeout.ms": 20_000, "linger.ms": 5})
+    producer.init_transactions(60)
+    consumer.subscribe([INPUT])
+    committed = copied = 0
+    deadline = time.monotonic() + 180
+    try:
+        while (copied < COUNT and time.monotonic() < deadline
+               and (stop_after is None or committed < stop_after)):
+            messages = [m for m in consumer.consume(50, 1.0) if m.error() is None]
+            if not messages:
+                continue
+            while True:
+                try:
+                    producer.begin_transaction()
+                    for message in messages:
+                        producer.produce(OUTPUT, b"copy-" + message.value(),
+                                         partition=message.partition())
+                    positions = consumer.position(consumer.assignment())
+                    producer.send_offsets_to_transaction(
+                        positions, consumer.consumer_group_metadata(), 60)
+                    producer.commit_transaction(60)
+                    break
+                except KafkaException as exc:
+                    error: KafkaError = exc.args[0]
+                    if error.txn_requires_abort():
+                        producer.abort_transaction(60)
+                        # Rewind to the last committed offsets and read the batch again.
+                        for tp in consumer.committed(consumer.assignment(), 30):
+                            consumer.seek(tp if tp.offset >= 0 else
+                                          TopicPartition(tp.topic, tp.partition, 0))
+                        messages = []
+                        break
+                    if error.retriable():
+                        time.sleep(0.5)
+                        continue
+                    raise
+            if messages:
+                committed += 1
+                copied += len(messages)
+                if on_progress is not None:
+                    on_progress(committed)
+    finally:
+        consumer.close()
+        producer.flush(10)
+    return committed
+
+
+def _read_output(cluster: Cluster) -> list[bytes]:
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": "checker",
+                         "enable.auto.commit": False, "isolation.level": "read_committed"})
+    consumer.assign([TopicPartition(OUTPUT, p, 0) for p in range(PARTITIONS)])
+    seen: list[bytes] = []
+    quiet = time.monotonic()
+    try:
+        while time.monotonic() - quiet < 5:
+            for message in consumer.consume(500, 0.5):
+                if message.error() is None:
+                    seen.append(message.value())
+                    quiet = time.monotonic()
+    finally:
+        consumer.close()
+    return seen
+
+
+def _committed_offsets(cluster: Cluster) -> dict[int, int]:
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": GROUP})
+    try:
+        found = consumer.committed([TopicPartition(INPUT, p) for p in range(PARTITIONS)], 30)
+    finally:
+        consumer.close()
+    return {tp.partition: tp.offset for tp in found}
+
+
+def _check(cluster: Cluster) -> None:
+    output = _read_output(cluster)
+    expected = sorted(f"copy-{n}".encode() for n in range(COUNT))
+    assert sorted(output) == expected, (len(output), len(set(output)))
+    assert _committed_offsets(cluster) == {p: COUNT // PARTITIONS for p in range(PARTITIONS)}
+
+
+def test_consume_transform_produce_is_exactly_once(txn_cluster: Cluster) -> None:
+    for topic in (INPUT, OUTPUT):
+        txn_cluster.create_topic(topic, PARTITIONS, 3, TOPIC_CONFIG)
+    _fill_input(txn_cluster)
+    assert _copy(txn_cluster) > 1
+    _check(txn_cluster)
+
+
+def test_exactly_once_survives_killing_the_transaction_coordinator(
+        txn_cluster: Cluster) -> None:
+    for topic in (INPUT, OUTPUT):
+        txn_cluster.create_topic(topic, PARTITIONS, 3, TOPIC_CONFIG)
+    _fill_input(txn_cluster)
+    killed: list[int] = []
+
+    def kill_coordinator(committed: int) -> None:
+        if committed == 3 and not killed:
+            victim = _coordinator_broker(txn_cluster)
+            killed.append(victim)
+            txn_cluster.kill(victim)
+
+    _copy(txn_cluster, on_progress=kill_coordinator)
+    assert killed, "the copier finished before the coordinator could be killed"
+    _check(txn_cluster)
+    txn_cluster.restart(killed[0])
+    wait_until(lambda: len(txn_cluster.live_ids()) == 3, 30, "the killed broker to return")
