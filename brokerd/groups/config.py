@@ -29,10 +29,14 @@ class GroupConfig:
       10 min): how often expired offsets are looked for.
     - ``offset_metadata_max_bytes`` (``offset.metadata.max.bytes``, 4096): per-commit metadata
       string limit, so commits cannot bloat the compacted topic.
-    - ``consumer_session_timeout_ms`` / ``consumer_heartbeat_interval_ms``
-      (``group.consumer.session.timeout.ms`` 45 s / ``group.consumer.heartbeat.interval.ms``
-      5 s): consumer-protocol groups (KIP-848) set both on the broker; members heartbeat at
-      the interval the coordinator answers with and are expired after the session timeout.
+    - ``consumer_session_timeout_ms`` (``group.consumer.session.timeout.ms``, 45 s) and
+      ``consumer_heartbeat_interval_ms`` (``group.consumer.heartbeat.interval.ms``): for
+      consumer-protocol groups (KIP-848) the broker sets both; members heartbeat at the
+      interval the coordinator answers with and are expired after the session timeout.
+      The interval defaults to 500 ms, not Kafka's 5 s: members learn of a rebalance only
+      from a heartbeat answer, so the interval bounds how soon a new member gets partitions
+      (bench/rebalance.py: p50 ~0.1 s at 500 ms, ~2.6 s at 5 s); a steady heartbeat is
+      answered without copying or writing anything, so 2 per second per consumer is cheap.
     """
 
     num_partitions: int = DEFAULT_OFFSETS_PARTITIONS
@@ -43,4 +47,4 @@ class GroupConfig:
     offsets_retention_check_interval_ms: int = 600_000
     offset_metadata_max_bytes: int = 4096
     consumer_session_timeout_ms: int = 45_000
-    consumer_heartbeat_interval_ms: int = 5_000
+    consumer_heartbeat_interval_ms: int = 500

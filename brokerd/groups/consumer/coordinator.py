@@ -35,6 +35,7 @@ from brokerd.groups.consumer.group import (
     ConsumerGroup,
     ConsumerGroupState,
     ConsumerMember,
+    MemberState,
     Partitions,
     Reconciliation,
     Subscription,
@@ -127,6 +128,8 @@ class ConsumerGroups:
                                  f"Group {group_id} is not a consumer group.")
         if live is None and epoch != JOIN_EPOCH:
             raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID)
+        if live is not None and (steady := self._steady(live, body, topics, now_ms)):
+            return steady
         before = live
         group = copy.deepcopy(live) if live is not None else ConsumerGroup(group_id)
 
@@ -166,8 +169,51 @@ class ConsumerGroups:
             assignment = {"topic_partitions": to_wire(member.current.assigned)}
         return {"error_code": ErrorCode.NONE, "error_message": None,
                 "member_id": member.member_id, "member_epoch": member.current.member_epoch,
-                "heartbeat_interval_ms": self.config.consumer_heartbeat_interval_ms,
+                "heartbeat_interval_ms": self._interval(group, member),
                 "assignment": assignment}
+
+    def _interval(self, group: ConsumerGroup, member: ConsumerMember) -> int:
+        """The configured interval for a member at its target; a tenth of it (at least
+        50 ms) while it still waits for partitions others are releasing, so a handed-over
+        partition is picked up soon after its release instead of an interval later (the
+        member only learns of it from a heartbeat answer)."""
+        interval = self.config.consumer_heartbeat_interval_ms
+        current = member.current
+        if (current.state == MemberState.UNRELEASED_PARTITIONS
+                or current.member_epoch != group.assignment_epoch):
+            return min(interval, max(50, interval // 10))
+        return interval
+
+    def _steady(self, group: ConsumerGroup, body: dict[str, Any], topics: TopicsView,
+                now_ms: int) -> Response | None:
+        """The answer to the common heartbeat that changes nothing (a reconciled member of
+        a settled group, nothing new in the request or in its topics), without copying the
+        group; None when the full path must run."""
+        member = group.members.get(body["member_id"])
+        if (member is None or body["member_epoch"] <= 0
+                or body["member_epoch"] != member.current.member_epoch
+                or member.current.member_epoch != group.assignment_epoch
+                or member.current.state != MemberState.STABLE
+                or group.group_epoch != group.assignment_epoch
+                or body["subscribed_topic_names"] is not None
+                or body.get("subscribed_topic_regex") is not None
+                or body["server_assignor"] is not None or body["rack_id"] is not None
+                or body["rebalance_timeout_ms"] != -1
+                or body["instance_id"] not in (None, member.instance_id)):
+            return None
+        owned = body["topic_partitions"]
+        if owned is not None and from_wire(owned) != member.current.assigned:
+            return None
+        regex = member.subscription.regex
+        if regex is not None and topics.matching(regex) != member.regex_topics:
+            return None
+        if metadata_hash(group.subscribed_names(), topics) != group.metadata_hash:
+            return None
+        member.session_deadline_ms = now_ms + self.config.consumer_session_timeout_ms
+        return {"error_code": ErrorCode.NONE, "error_message": None,
+                "member_id": member.member_id, "member_epoch": member.current.member_epoch,
+                "heartbeat_interval_ms": self.config.consumer_heartbeat_interval_ms,
+                "assignment": None}
 
     def _validate(self, body: dict[str, Any], version: int) -> None:
         epoch = body["member_epoch"]

@@ -139,6 +139,7 @@ def test_a_partition_moves_only_after_its_owner_released_it() -> None:
     assert assigned(a) == list(range(6))
     b = h.hb("b", 0)
     assert b["member_epoch"] == 2 and assigned(b) == []  # all still held by a
+    assert b["heartbeat_interval_ms"] == 50  # waiting: asked back sooner than the 100 ms
     # a learns it must give up three partitions; its epoch stays until it has.
     a2 = h.hb("a", 1)
     assert a2["member_epoch"] == 1 and len(assigned(a2) or []) == 3
@@ -149,6 +150,7 @@ def test_a_partition_moves_only_after_its_owner_released_it() -> None:
     assert a3["member_epoch"] == 2
     b2 = h.hb("b", 2)
     assert sorted(set(range(6)) - set(kept or [])) == assigned(b2)
+    assert b2["heartbeat_interval_ms"] == 100
     assert h.groups.groups["g"].members["b"].current.state == MemberState.STABLE
 
 
@@ -303,3 +305,17 @@ def test_commit_fencing_uses_the_member_epoch() -> None:
     assert h.groups.commit_error(group, "a", 0) == ErrorCode.STALE_MEMBER_EPOCH
     assert h.groups.commit_error(group, "zz", 1) == ErrorCode.UNKNOWN_MEMBER_ID
     assert h.groups.commit_error(group, "", -1) == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_a_steady_heartbeat_writes_nothing_and_keeps_the_session() -> None:
+    h = Harness()
+    first = h.hb("a", 0)
+    h.now = 500
+    body = {"group_id": "g", "member_id": "a", "member_epoch": first["member_epoch"],
+            "instance_id": None, "rack_id": None, "rebalance_timeout_ms": -1,
+            "subscribed_topic_names": None, "subscribed_topic_regex": None,
+            "server_assignor": None, "topic_partitions": None}
+    out = h.groups.heartbeat(body, 1, "client", "/127.0.0.1", h.topics, False, h.now)
+    assert out.records == [] and out.response is not None
+    assert out.response["error_code"] == ErrorCode.NONE and out.response["assignment"] is None
+    assert h.groups.next_deadline("g") == 1500
