@@ -293,3 +293,44 @@ def test_topic_page_config_edit_and_message_browser(  # type: ignore[no-untyped-
     chrome.get(f"{tls_stack.url}/t/acme/topics/globex.payments/messages/")
     assert "not found" in chrome.title.lower()
     chrome.save_screenshot(str(SCREENSHOTS / "24-other-tenants-topic.png"))
+
+
+def test_message_browser_reads_within_the_keys_consumer_quota(  # type: ignore[no-untyped-def]
+        tls_stack: Stack, tls_broker: SecureBroker, chrome: webdriver.Chrome, zk) -> None:
+    chrome.set_script_timeout(30)
+    sign_in(chrome, tls_stack, "admin-acme")
+    create_topic(chrome, tls_stack, "big", 1)
+    key, secret, _ = create_key(chrome, tls_stack, "orders-app")
+    chrome.get(f"{tls_stack.url}/t/acme/acls/")
+    for operation in ("Write", "Read"):
+        grant(chrome, operation, "Topic", "big")
+    config = tls_config(tls_broker, key, secret)
+    eventually(lambda: sees_topic(config, "big"), "the key cannot see its topic\n"
+               + tls_stack.output(), timeout=40)
+    producer = Producer(config)
+    for i in range(40):  # 640 KiB in 40 batches: a throttled fetch can stop between them
+        producer.produce("big", value=b"%04d" % i + b"x" * (16 << 10))
+        assert producer.flush(10) == 0
+
+    def read_all() -> tuple[int, str]:
+        chrome.get(f"{tls_stack.url}/t/acme/topics/big/messages/")
+        Select(chrome.find_element(By.NAME, "api_key")).select_by_value(key)
+        fill(chrome, "#browse", secret=secret, start="offset", offset="0", max_records="500",
+             max_bytes=str(1 << 20))
+        chrome.find_element(By.CSS_SELECTOR, "#browse button").click()
+        wait(chrome, lambda d: d.find_elements(By.ID, "result"))
+        return (len(chrome.find_elements(By.CSS_SELECTOR, "#records tbody tr[data-offset]")),
+                text(chrome, "result"))
+
+    assert read_all()[0] == 40  # no quota: everything, at once
+
+    answer = browser_fetch(chrome, "/api/v1/tenants/acme/quotas/",
+                           {"principal": "orders-app", "consumer_byte_rate": 16 << 10})
+    assert answer["status"] == 201, answer
+    eventually(lambda: zk.exists("/config/users/acme.orders-app") is not None
+               and b"consumer_byte_rate" in zk.get("/config/users/acme.orders-app")[0],
+               "the quota did not reach ZooKeeper\n" + tls_stack.output())
+    time.sleep(1)  # the broker's watch
+    shown, page = read_all()
+    assert 0 < shown < 40 and "time budget" in page, page[:400]
+    chrome.save_screenshot(str(SCREENSHOTS / "25-message-browser-throttled.png"))
