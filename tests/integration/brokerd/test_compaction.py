@@ -71,7 +71,9 @@ def read_all(bootstrap: str) -> list[Record]:
         while (not records or records[-1][0] < high - 1) and time.monotonic() < deadline:
             for m in consumer.consume(10_000, 0.5):
                 assert m.error() is None, m.error()
-                records.append((m.offset(), m.key(), m.value()))
+                offset, key = m.offset(), m.key()
+                assert offset is not None and key is not None, "a compacted topic's records"
+                records.append((offset, key, m.value()))
     finally:
         consumer.close()
     return records

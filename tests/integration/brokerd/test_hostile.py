@@ -218,7 +218,7 @@ def test_fuzzed_frames_do_not_disturb_a_well_behaved_producer(fuzz_target: Secur
     consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "check",
                          "auto.offset.reset": "earliest"})
     consumer.subscribe(["good"])
-    stored: set[bytes] = set()
+    stored: set[bytes | None] = set()
     wanted = set(acknowledged)
     until = time.monotonic() + 30
     while not wanted <= stored and time.monotonic() < until:

@@ -121,9 +121,11 @@ def read_usage(bootstrap: str) -> list[dict]:
             message = consumer.poll(0.5)
             if message is None or message.error() is not None:
                 continue
-            if message.offset() < ends[message.partition()]:
+            offset, partition, raw = message.offset(), message.partition(), message.value()
+            assert offset is not None and partition is not None and raw is not None, message
+            if offset < ends[partition]:
                 remaining -= 1
-                value = json.loads(message.value())
+                value = json.loads(raw)
                 assert message.key() == value["tenant"].encode()
                 values.append(value)
         assert remaining <= 0, f"{remaining} usage records unread"

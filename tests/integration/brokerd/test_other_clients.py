@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.structs import ConsumerRecord
 from aiokafka.structs import TopicPartition as AioTopicPartition
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
@@ -46,7 +47,7 @@ def test_kafka_python_idempotent_produce_consume(broker: BrokerProcess, codec: s
 
 
 def test_aiokafka_produce_consume(broker: BrokerProcess) -> None:
-    async def scenario() -> list[object]:
+    async def scenario() -> list[ConsumerRecord[bytes, bytes]]:
         producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, enable_idempotence=True,
                                     compression_type="gzip")
         await producer.start()
@@ -64,7 +65,7 @@ def test_aiokafka_produce_consume(broker: BrokerProcess) -> None:
             partition = AioTopicPartition("ak", 0)
             consumer.assign([partition])
             await consumer.seek_to_beginning(partition)
-            received: list[object] = []
+            received: list[ConsumerRecord[bytes, bytes]] = []
             while len(received) < 2000:
                 batch = await asyncio.wait_for(consumer.getmany(timeout_ms=500), 10)
                 for messages in batch.values():

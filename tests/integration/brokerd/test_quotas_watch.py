@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -22,16 +22,17 @@ class Sink:
     """Records what the watch posts (here posted synchronously, from any thread)."""
 
     def __init__(self) -> None:
-        self.entities: dict[str, dict[str, object] | None] = {}
-        self.plans: dict[str, dict[str, object] | None] = {}
+        self.entities: dict[str, Mapping[str, object] | None] = {}
+        self.plans: dict[str, Mapping[str, object] | None] = {}
         self.lock = threading.Lock()
 
-    def quota_entity_changed(self, entity_path: str, config: dict[str, object] | None) -> None:
+    def quota_entity_changed(self, entity_path: str, config: Mapping[str, object] | None
+                             ) -> None:
         with self.lock:
             self.entities[entity_path] = config
 
     def tenant_quota_defaults_changed(self, slug: str,
-                                      quota_defaults: dict[str, object] | None) -> None:
+                                      quota_defaults: Mapping[str, object] | None) -> None:
         with self.lock:
             self.plans[slug] = quota_defaults
 

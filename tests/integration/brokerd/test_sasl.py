@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from tests.integration.brokerd.tenancy_fixtures import (
 
 
 @pytest.fixture
-def secure(zk_connect: str, zk: KazooClient, tmp_path: Path) -> SecureBroker:
+def secure(zk_connect: str, zk: KazooClient, tmp_path: Path) -> Iterator[SecureBroker]:
     broker = start_secure_broker(zk_connect, tmp_path)
     yield broker
     broker.stop()
@@ -88,7 +89,7 @@ def test_confluent_scram_sha_512_round_trip(secure: SecureBroker, zk: KazooClien
     assert delivered == list(range(10))
     consumer = Consumer({**auth, "group.id": "readers", "auto.offset.reset": "earliest"})
     consumer.subscribe(["invoices"])
-    seen: list[bytes] = []
+    seen: list[bytes | None] = []
     deadline = time.monotonic() + 30
     while len(seen) < 10 and time.monotonic() < deadline:
         message = consumer.poll(0.5)

@@ -21,6 +21,7 @@ from tests.integration.brokerd.tenancy_fixtures import (
     set_tenant,
     start_secure_broker,
 )
+from tests.support.confluent_admin import ClientConfig
 from tests.support.services import free_port
 
 
@@ -56,7 +57,7 @@ def test_confluent_scram_sha_512_over_sasl_ssl(secure: SecureBroker, zk: KazooCl
     consumer = Consumer({**auth, "group.id": "audit", "auto.offset.reset": "earliest",
                          "max.partition.fetch.bytes": 65536})
     consumer.subscribe(["orders"])
-    seen: list[bytes] = []
+    seen: list[bytes | None] = []
     deadline = time.monotonic() + 30
     while len(seen) < len(payloads) and time.monotonic() < deadline:
         message = consumer.poll(0.5)
@@ -91,8 +92,9 @@ def test_ssl_listener_without_sasl_is_an_operator_listener(zk_connect: str, tmp_
                            properties={"ssl.keystore.location": str(tls_dir / "broker.pem")},
                            extra_listeners=(f"SSL://127.0.0.1:{ssl_port}",)).start()
     try:
-        config = {"bootstrap.servers": f"127.0.0.1:{ssl_port}", "security.protocol": "SSL",
-                  "ssl.ca.location": str(tls_dir / "ca.pem")}
+        config: ClientConfig = {"bootstrap.servers": f"127.0.0.1:{ssl_port}",
+                                "security.protocol": "SSL",
+                                "ssl.ca.location": str(tls_dir / "ca.pem")}
         producer = Producer(config)
         producer.produce("__ops", b"operator names are not mapped")
         assert producer.flush(15) == 0

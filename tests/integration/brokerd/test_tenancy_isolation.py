@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
@@ -39,6 +40,8 @@ GROUP_GUESSES = ["billing", "globex.billing"]
 UNTOUCHED = {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID,
              ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.INVALID_TOPIC_EXCEPTION,
              ErrorCode.NOT_LEADER_OR_FOLLOWER}
+# A request A sends: API, version, body.
+Call = tuple[Api, int, dict[str, Any]]
 
 
 @pytest.fixture
@@ -69,7 +72,7 @@ def _setup_b(secure: SecureBroker, b: ApiKey) -> None:
     consumer.close()
 
 
-def _b_state(secure: SecureBroker, b: ApiKey) -> tuple[list[bytes], int, int, str | None]:
+def _b_state(secure: SecureBroker, b: ApiKey) -> tuple[list[bytes | None], int, int, str | None]:
     """(B's messages, its partitions, committed offset of billing, retention.ms config)."""
     from confluent_kafka import Consumer, TopicPartition
     from confluent_kafka.admin import AdminClient, ConfigResource
@@ -78,7 +81,7 @@ def _b_state(secure: SecureBroker, b: ApiKey) -> tuple[list[bytes], int, int, st
                          "enable.auto.commit": False})
     committed = consumer.committed([TopicPartition("payments", 0)], timeout=10)[0].offset
     consumer.assign([TopicPartition("payments", 0, 0)])
-    values: list[bytes] = []
+    values: list[bytes | None] = []
     deadline = time.monotonic() + 15
     while len(values) < len(B_MESSAGES) and time.monotonic() < deadline:
         message = consumer.poll(0.5)
@@ -129,7 +132,7 @@ def _drive_topic_apis(a: WireClient, name: str, b_topic_id: uuid.UUID) -> None:
     offsets = a.request(Api.LIST_OFFSETS, 7, {"replica_id": -1, "topics": [
         {"name": name, "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
     assert set(_errors(offsets)) <= UNTOUCHED
-    for api, version, body in [
+    calls: list[Call] = [
         (Api.DELETE_RECORDS, 2, {"timeout_ms": 1000, "topics": [
             {"name": name, "partitions": [{"partition_index": 0, "offset": -1}]}]}),
         (Api.CREATE_PARTITIONS, 3, {"timeout_ms": 1000, "topics": [
@@ -143,7 +146,8 @@ def _drive_topic_apis(a: WireClient, name: str, b_topic_id: uuid.UUID) -> None:
         (Api.INCREMENTAL_ALTER_CONFIGS, 1, {"resources": [
             {"resource_type": 2, "resource_name": name, "configs": [
                 {"name": "retention.ms", "config_operation": 0, "value": "1"}]}]}),
-    ]:
+    ]
+    for api, version, body in calls:
         answer = a.request(api, version, body)
         assert set(_errors(answer)) <= UNTOUCHED, (api, name, answer)
 
@@ -161,12 +165,13 @@ def _drive_group_apis(a: WireClient, group: str) -> None:
     removed = a.request(Api.OFFSET_DELETE, 0, {"group_id": group, "topics": [
         {"name": "payments", "partitions": [{"partition_index": 0}]}]})
     assert removed["error_code"] != ErrorCode.NONE or set(_errors(removed)) != {0}
-    for api, version, body in [
+    calls: list[Call] = [
         (Api.HEARTBEAT, 4, {"group_id": group, "generation_id": 1, "member_id": "intruder"}),
         (Api.SYNC_GROUP, 5, {"group_id": group, "generation_id": 1, "member_id": "intruder",
                              "assignments": []}),
         (Api.LEAVE_GROUP, 5, {"group_id": group, "members": [{"member_id": "intruder"}]}),
-    ]:
+    ]
+    for api, version, body in calls:
         assert set(_errors(a.request(api, version, body))) - {0}, api  # some error
     coordinator = a.request(Api.FIND_COORDINATOR, 4, {"key_type": 0,
                                                       "coordinator_keys": [group]})

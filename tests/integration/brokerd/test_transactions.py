@@ -56,7 +56,9 @@ def values(bootstrap: str, topic: str, isolation: str, expected: int,
             batch = consumer.consume(500, 0.3)
             for message in batch:
                 assert message.error() is None, message.error()
-                seen.append(message.value())
+                value = message.value()
+                assert value is not None, "every record produced here has a value"
+                seen.append(value)
             if len(seen) >= expected:
                 if batch:
                     quiet_until = time.monotonic() + 1.0

@@ -42,8 +42,11 @@ def fetch_body(topic: str, offset: int, max_wait_ms: int = 0, min_bytes: int = 1
                 {"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 20}]}]}
 
 
-def batch(*values: bytes, **kwargs: int) -> bytes:
-    return build_batch([(None, v, [], 1_700_000_000_000) for v in values], **kwargs)
+def batch(*values: bytes, producer_id: int = -1, producer_epoch: int = -1,
+          base_sequence: int = -1) -> bytes:
+    return build_batch([(None, v, [], 1_700_000_000_000) for v in values],
+                       producer_id=producer_id, producer_epoch=producer_epoch,
+                       base_sequence=base_sequence)
 
 
 def test_unsupported_api_versions_version_gets_error_35_and_connection_survives(
