@@ -115,6 +115,9 @@ class BrokerConfig:
     transaction_abort_timed_out_transaction_cleanup_interval_ms: int = 10_000
     # Topic-level defaults (Kafka's topic key names), inherited by every new log.
     log_defaults: Mapping[str, str] = field(default_factory=dict)
+    # Every property as given (file, then flags): the static layer under the dynamic broker
+    # configs of /config/brokers (brokerd.server.broker_configs), and what DescribeConfigs shows.
+    static_props: Mapping[str, str] = field(default_factory=dict)
     # Security (docs/brokerd.md, "Listeners and security").  Kafka principals (``User:<name>``)
     # that bypass ACLs; ``User:ANONYMOUS`` is whoever uses a PLAINTEXT or SSL listener, so
     # leaving it here makes those listeners operator-only by construction.
@@ -277,6 +280,7 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         transaction_abort_timed_out_transaction_cleanup_interval_ms=_as_int(
             props, "transaction.abort.timed.out.transaction.cleanup.interval.ms", 10_000),
         log_defaults=log_defaults_from(props),
+        static_props=dict(props),
         super_users=tuple(filter(None, (user.strip() for user in
                                         props.get("super.users", "User:ANONYMOUS").split(";")))),
         ssl_keystore_location=Path(props["ssl.keystore.location"])

@@ -114,6 +114,15 @@ def set_or_create(client: KazooClient, path: str, data: bytes) -> None:
         client.create(path, data, makepath=True)
 
 
+def set_config_and_notify(client: KazooClient, path: str, data: bytes,
+                          entity_path: str) -> None:
+    """An entity's config, then the ``/config/changes/config_change_<seq>`` notification
+    naming it (``{"version":2,"entity_path":…}``), the order Kafka's admin writes in."""
+    set_or_create(client, path, data)
+    client.create(f"{znodes.CONFIG_CHANGES}/config_change_",
+                  znodes.encode_change_notification(entity_path), sequence=True, makepath=True)
+
+
 def claim_producer_id_block(client: KazooClient, broker_id: int) -> znodes.ProducerIdBlock:
     """Claim the block after ``/latest_producer_id_block`` by a conditional update, so two
     brokers never get the same ids."""

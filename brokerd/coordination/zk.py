@@ -84,8 +84,8 @@ class CoordinationEvents(Protocol):
 
     def controller_changed(self, controller_id: int) -> None: ...
 
-    def broker_config_changed(self, config: dict[str, str]) -> None:
-        """Dynamic broker config: ``/config/brokers/<default>`` overlaid with
+    def broker_config_changed(self, default: dict[str, str], own: dict[str, str]) -> None:
+        """Dynamic broker config: ``/config/brokers/<default>`` and
         ``/config/brokers/<this id>``; posted once at start and on every change."""
 
 
@@ -395,9 +395,9 @@ class ZkCoordinator:
 
     def _broker_config_sync(self, entity: str, data: bytes | None) -> None:
         self._broker_config[entity] = znodes.decode_topic_config(data)
-        merged = {**self._broker_config.get(znodes.DEFAULT_BROKER_CONFIG, {}),
-                  **self._broker_config.get(str(self.broker_id), {})}
-        self._post(self._events.broker_config_changed, merged)
+        self._post(self._events.broker_config_changed,
+                   dict(self._broker_config.get(znodes.DEFAULT_BROKER_CONFIG, {})),
+                   dict(self._broker_config.get(str(self.broker_id), {})))
 
     # ---- topics ----------------------------------------------------------------------
 
@@ -462,6 +462,13 @@ class ZkCoordinator:
     async def set_topic_config(self, name: str, config: dict[str, str]) -> None:
         await self._run(writes.set_or_create, self._client, znodes.topic_config_path(name),
                         znodes.encode_topic_config(config))
+
+    async def set_broker_config(self, entity: str, config: dict[str, str]) -> None:
+        """Write ``/config/brokers/<entity>`` (an id or ``<default>``) and announce it under
+        ``/config/changes`` as Kafka does (brokers here also data-watch the node)."""
+        await self._run(writes.set_config_and_notify, self._client,
+                        znodes.broker_config_path(entity), znodes.encode_topic_config(config),
+                        f"brokers/{entity}")
 
     async def update_security_node(self, path: str, change: security_writes.Change,
                                    notification_path: str, notification: bytes

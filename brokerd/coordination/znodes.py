@@ -50,6 +50,7 @@ PREFERRED_ELECTION = "/admin/preferred_replica_election"
 # broker in controlled shutdown, data filled in by the controller when it is done.
 CONTROLLED_SHUTDOWN = "/admin/controlled_shutdown"
 BROKER_CONFIGS = "/config/brokers"
+CONFIG_CHANGES = "/config/changes"
 DEFAULT_BROKER_CONFIG = "<default>"
 CLUSTER_ID = "/cluster/id"
 # Kafka hands out producer ids in blocks of 1000 per broker (ProducerIdManager).
@@ -274,6 +275,11 @@ def decode_shutdown_result(data: bytes | None) -> int | None:
     if not data:
         return None
     return int(_load(data, "controlled shutdown").get("remaining_leaders", 0))
+
+
+def encode_change_notification(entity_path: str) -> bytes:
+    """A ``/config/changes`` notification, e.g. ``{"version":2,"entity_path":"brokers/1"}``."""
+    return _dump({"version": 2, "entity_path": entity_path})
 
 
 def encode_topic_config(config: dict[str, str]) -> bytes:

@@ -43,6 +43,7 @@ from brokerd.server.component_settings import fetch_settings, group_config
 from brokerd.server.housekeeping import Housekeeper
 from brokerd.server.internal_topics import LeadershipFollower
 from brokerd.server.listener import Listener
+from brokerd.server.live_configs import LiveBrokerConfigs
 from brokerd.server.log_cleaning import CleanerLoop
 from brokerd.server.metadata_cache import MetadataCache
 from brokerd.server.metering import BrokerMetering
@@ -56,7 +57,6 @@ from brokerd.storage import LogConfig, LogManager
 log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_S = 1.0
-THROTTLED_RATE_KEY = "follower.replication.throttled.rate"
 
 
 class Broker:
@@ -80,6 +80,7 @@ class Broker:
         self.probe = BrokerProbe(self.replicas.log_sizes, lambda: self.quotas.latest_metrics)
         self.security = SecurityState(config.super_users, config.max_connections_per_ip)
         self.listeners = [Listener(endpoint, self) for endpoint in config.listeners]
+        self.live_configs = LiveBrokerConfigs(self)
         self.coordinator: ZkCoordinator | None = None
         self.producer_ids = ProducerIdAllocator(self._allocate_producer_id_block)
         self.groups = GroupCoordinator(ReplicaOffsetsLog(self.replicas), group_config(config))
@@ -203,16 +204,8 @@ class Broker:
     def brokers_changed(self, brokers: dict[int, BrokerRegistration]) -> None:
         self.cache.put_brokers(brokers)
 
-    def broker_config_changed(self, config: dict[str, str]) -> None:
-        """Dynamic broker config: ``follower.replication.throttled.rate`` (bytes/s) caps the
-        fetches of partitions this broker is being added to (reassignments)."""
-        try:
-            rate = float(config.get(THROTTLED_RATE_KEY, "0"))
-        except ValueError:
-            log.warning("ignoring %s=%r: not a number", THROTTLED_RATE_KEY,
-                        config.get(THROTTLED_RATE_KEY))
-            return
-        self.replicas.fetchers.throttle.set_rate(rate, time.monotonic())
+    def broker_config_changed(self, default: dict[str, str], own: dict[str, str]) -> None:
+        self.live_configs.changed(default, own)  # log defaults, throttles (live_configs)
 
     def _inter_broker_endpoint(self, broker_id: int) -> Endpoint | None:
         """(host, port) of a live broker's ``inter.broker.listener.name`` endpoint."""

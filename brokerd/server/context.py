@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from brokerd.replication.manager import ReplicaManager
     from brokerd.replication.partition import Partition
     from brokerd.server.auth import SecurityState
+    from brokerd.server.live_configs import LiveBrokerConfigs
     from brokerd.server.metadata_cache import MetadataCache
     from brokerd.server.metering import BrokerMetering
     from brokerd.server.metrics import BrokerProbe
@@ -44,6 +45,7 @@ class HandlerContext(Protocol):
     metering: BrokerMetering
     probe: BrokerProbe
     security: SecurityState
+    live_configs: LiveBrokerConfigs
     producer_ids: ProducerIdAllocator
     coordinator: ZkCoordinator | None
     shutting_down: asyncio.Event

@@ -1,9 +1,14 @@
 """DescribeConfigs (32) v1-4: a topic's effective configuration and where each value came
-from; a broker's static settings.
+from; a broker's configuration, static and dynamic.
 
 Sources (Kafka's ConfigSource): 1 DYNAMIC_TOPIC_CONFIG (set on the topic in ZooKeeper),
-4 STATIC_BROKER_CONFIG (a ``log.*`` default from the broker's config file/flags),
-5 DEFAULT_CONFIG (Kafka's built-in default).
+2 DYNAMIC_BROKER_CONFIG (``/config/brokers/<id>``), 3 DYNAMIC_DEFAULT_BROKER_CONFIG
+(``/config/brokers/<default>``), 4 STATIC_BROKER_CONFIG (the broker's config file/flags),
+5 DEFAULT_CONFIG (Kafka's built-in default).  A BROKER resource named with this broker's id
+lists every key a client may read (``broker.rack`` included), read-only unless dynamic (see
+:mod:`brokerd.server.broker_configs`); named ``""`` it lists the cluster-wide dynamic
+defaults only; another broker's id is INVALID_REQUEST (ask that broker), as in Kafka.
+Synonyms (v1+) and documentation and types (v3+) are filled when the request asks.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.protocol.config_resources import BROKER_RESOURCE, TOPIC_RESOURCE
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
+from brokerd.server import broker_configs as rules
 from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import CLUSTER_DENIED, TOPIC_DENIED, broker_config, topic_config
 
@@ -30,7 +36,7 @@ TENANCY = ApiNames(
              Names(("resources", "resource_name"), Rt.CLUSTER, Op.DESCRIBE_CONFIGS,
                    CLUSTER_DENIED, broker_config)),
     response=(Names(("results", "resource_name"), Rt.TOPIC, only_if=topic_config),))
-DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
+DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, rules.DEFAULT_CONFIG
 
 
 def topic_config_entries(broker: HandlerContext, topic_config: dict[str, str]
@@ -38,58 +44,67 @@ def topic_config_entries(broker: HandlerContext, topic_config: dict[str, str]
     """(name, value, source) of every config of a topic, sorted by name."""
     effective = broker.log_config_for(topic_config).to_props()
     effective.update(topic_config)  # keys outside LogConfig, stored verbatim
+    live = broker.live_configs
     entries = []
     for name, value in sorted(effective.items()):
         if name in topic_config:
             source = DYNAMIC_TOPIC_CONFIG
-        elif name in broker.config.log_defaults:
-            source = STATIC_BROKER_CONFIG
         else:
-            source = DEFAULT_CONFIG
+            source = rules.topic_key_source(name, live.default_layer, live.own_layer,
+                                            live.static) or DEFAULT_CONFIG
         entries.append((name, value, source))
     return entries
 
 
-def broker_config_entries(broker: HandlerContext) -> list[tuple[str, str, int]]:
-    config = broker.config
-    static = {
-        "broker.id": str(config.broker_id),
-        "listeners": ",".join(e.url for e in config.listeners),
-        "advertised.listeners": ",".join(e.url for e in config.advertised),
-        "log.dirs": ",".join(str(d) for d in config.log_dirs),
-        "auto.create.topics.enable": str(config.auto_create_topics_enable).lower(),
-        "delete.topic.enable": str(config.delete_topic_enable).lower(),
-        "num.partitions": str(config.num_partitions),
-        "default.replication.factor": str(config.default_replication_factor),
-        "socket.request.max.bytes": str(config.socket_request_max_bytes),
-    }
-    return [(name, value, STATIC_BROKER_CONFIG) for name, value in sorted(static.items())]
+def _topic_configs(entries: list[tuple[str, str, int]]) -> list[rules.DescribedConfig]:
+    return [rules.DescribedConfig(name, value, source, read_only=False, sensitive=False,
+                                  type=rules.STRING, doc=None, synonyms=((name, value, source),))
+            for name, value, source in entries]
+
+
+def _broker_configs(broker: HandlerContext, name: str) -> list[rules.DescribedConfig] | None:
+    live = broker.live_configs
+    if name == "":
+        return rules.describe_default(live.default_layer)
+    if name == str(broker.config.broker_id):
+        return rules.describe_broker(live.static, live.default_layer, live.own_layer)
+    return None
+
+
+def _wire(config: rules.DescribedConfig, body: dict[str, Any]) -> dict[str, Any]:
+    return {"name": config.name, "value": config.value, "read_only": config.read_only,
+            "config_source": config.source, "is_default": config.source == DEFAULT_CONFIG,
+            "is_sensitive": config.sensitive,
+            "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in config.synonyms]
+            if body["include_synonyms"] else [],
+            "config_type": config.type,
+            "documentation": config.doc if body.get("include_documentation") else None}
 
 
 def _result(broker: HandlerContext, request: Request, resource: dict[str, Any]) -> dict[str, Any]:
     kind, name = resource["resource_type"], resource["resource_name"]
     result: dict[str, Any] = {"error_code": 0, "error_message": None, "resource_type": kind,
                               "resource_name": name, "configs": []}
+    configs: list[rules.DescribedConfig] | None
     if kind == TOPIC_RESOURCE:
         metadata = broker.cache.topic(name)
         if metadata is None:
             return {**result, "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
                     "error_message": f"no topic {name!r}"}
-        entries = topic_config_entries(broker, metadata.config)
-    elif kind == BROKER_RESOURCE and name in ("", str(broker.config.broker_id)):
-        entries = broker_config_entries(broker)
+        configs = _topic_configs(topic_config_entries(broker, metadata.config))
+    elif kind == BROKER_RESOURCE:
+        configs = _broker_configs(broker, name)
+        if configs is None:
+            return {**result, "error_code": int(ErrorCode.INVALID_REQUEST),
+                    "error_message": f"Unexpected broker id, expected "
+                                     f"{broker.config.broker_id} or empty string, but "
+                                     f"received {name}"}
     else:
         return {**result, "error_code": int(ErrorCode.INVALID_REQUEST),
                 "error_message": f"cannot describe resource type {kind} {name!r}"}
     keys = resource["configuration_keys"]
-    result["configs"] = [
-        {"name": key, "value": value, "read_only": kind == BROKER_RESOURCE, "config_source": source,
-         "is_default": source == DEFAULT_CONFIG, "is_sensitive": False,
-         "synonyms": [{"name": key, "value": value, "source": source}]
-         if request.body["include_synonyms"] else [],
-         "config_type": 0, "documentation": None}
-        for key, value, source in entries if keys is None or key in keys
-    ]
+    result["configs"] = [_wire(config, request.body) for config in configs
+                         if keys is None or config.name in keys]
     return result
 
 

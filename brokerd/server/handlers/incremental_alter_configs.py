@@ -1,20 +1,22 @@
-"""IncrementalAlterConfigs (44) v0-1: SET / DELETE / APPEND / SUBTRACT topic configs.
+"""IncrementalAlterConfigs (44) v0-1: SET / DELETE / APPEND / SUBTRACT topic configs and
+dynamic broker configs.
 
-The new config is computed from the one in ZooKeeper (pure :func:`apply_operations`),
-validated like CreateTopics' configs, then written to ``/config/topics/<t>``; every broker
-applies it through its watch.  Dynamic broker configs are not supported yet.
+The new config is computed from the current one (pure :func:`apply_operations`), then
+validated and written by :mod:`brokerd.server.config_admin`: a topic's to
+``/config/topics/<t>``, a BROKER resource's to ``/config/brokers/<id>`` (this broker's id)
+or ``/config/brokers/<default>`` (``""``), for the keys
+:mod:`brokerd.server.broker_configs` lists as dynamic.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from brokerd.coordination.zk import CoordinationUnavailableError
 from brokerd.protocol import ApiKey, ErrorCode
-from brokerd.protocol.config_resources import TOPIC_RESOURCE
+from brokerd.protocol.config_resources import BROKER_RESOURCE, TOPIC_RESOURCE
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
-from brokerd.server import topic_admin
+from brokerd.server import config_admin
 from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import CLUSTER_DENIED, TOPIC_DENIED, broker_config, topic_config
 
@@ -64,28 +66,24 @@ async def _alter(broker: HandlerContext, resource: dict[str, Any], validate_only
     kind, name = resource["resource_type"], resource["resource_name"]
     result = {"error_code": 0, "error_message": None, "resource_type": kind,
               "resource_name": name}
-    if kind != TOPIC_RESOURCE:
+    operations = resource["configs"]
+    if kind == TOPIC_RESOURCE:
+        metadata = broker.cache.topic(name)
+        defaults = (broker.log_config_for(metadata.config).to_props()
+                    if metadata is not None else {})
+        outcome = await config_admin.alter_topic_config(
+            broker, name, lambda current: apply_operations(current, operations, defaults),
+            validate_only)
+    elif kind == BROKER_RESOURCE:
+        defaults = config_admin.effective_broker_props(broker)
+        outcome = await config_admin.alter_broker_config(
+            broker, name, lambda current: apply_operations(current, operations, defaults),
+            validate_only)
+    else:
         return {**result, "error_code": int(ErrorCode.INVALID_REQUEST),
-                "error_message": "only topic configs can be altered"}
-    metadata = broker.cache.topic(name)
-    if metadata is None:
-        return {**result, "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}
-    try:
-        updated = apply_operations(metadata.config, resource["configs"],
-                                   broker.log_config_for(metadata.config).to_props())
-    except ValueError as exc:
-        return {**result, "error_code": int(ErrorCode.INVALID_REQUEST), "error_message": str(exc)}
-    check = topic_admin.validate_configs(broker, updated)
-    if not check.ok:
-        return {**result, "error_code": int(check.error_code), "error_message": check.error_message}
-    if not validate_only:
-        assert broker.coordinator is not None
-        try:
-            await broker.coordinator.set_topic_config(name, updated)
-        except CoordinationUnavailableError as exc:
-            return {**result, "error_code": int(ErrorCode.REQUEST_TIMED_OUT),
-                    "error_message": str(exc)}
-    return result
+                "error_message": f"cannot alter configs of resource type {kind}"}
+    return {**result, "error_code": int(outcome.error_code),
+            "error_message": outcome.error_message}
 
 
 async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:

@@ -45,8 +45,8 @@ class Events:
         self.controller = controller_id
         self.changed.set()
 
-    def broker_config_changed(self, config: dict[str, str]) -> None:
-        self.broker_config = config
+    def broker_config_changed(self, default: dict[str, str], own: dict[str, str]) -> None:
+        self.broker_config = {**default, **own}
         self.changed.set()
 
     async def until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:

@@ -24,6 +24,7 @@ def test_api_versions_advertises_exactly_the_required_table_within_the_codec() -
         ApiKey.FETCH: (4, 12), ApiKey.LIST_OFFSETS: (1, 7), ApiKey.CREATE_TOPICS: (2, 7),
         ApiKey.DELETE_TOPICS: (1, 6), ApiKey.CREATE_PARTITIONS: (0, 3),
         ApiKey.DESCRIBE_CONFIGS: (1, 4), ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+        ApiKey.ALTER_CONFIGS: (0, 2),
         ApiKey.INIT_PRODUCER_ID: (0, 4), ApiKey.DESCRIBE_CLUSTER: (0, 1),
         ApiKey.DELETE_RECORDS: (0, 2), ApiKey.FIND_COORDINATOR: (0, 6),
         ApiKey.JOIN_GROUP: (0, 9), ApiKey.SYNC_GROUP: (0, 5), ApiKey.HEARTBEAT: (0, 4),

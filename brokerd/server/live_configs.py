@@ -1,0 +1,72 @@
+"""The dynamic broker configs this broker holds (``/config/brokers/<default>`` and
+``/config/brokers/<id>``, fed by the ZooKeeper watch) and their live application.
+
+On every change: the topic-level defaults in force (``retention.ms`` from
+``log.retention.*``, ``max.message.bytes`` from ``message.max.bytes``, …) are recomputed and
+pushed to every hosted log whose topic does not override them, and
+``follower.replication.throttled.rate`` resets the follower fetch throttle.  A layer that
+does not validate (written by hand into ZooKeeper) is logged and ignored as a whole: the
+broker keeps what it had, as Kafka skips an invalid dynamic update.
+
+Not thread-safe: the loop thread only.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from brokerd.server import broker_configs as rules
+from brokerd.storage import LogConfig
+
+if TYPE_CHECKING:
+    from brokerd.server.context import HandlerContext
+
+log = logging.getLogger(__name__)
+
+THROTTLED_RATE_KEY = "follower.replication.throttled.rate"
+
+
+class LiveBrokerConfigs:
+    """The two dynamic layers and what they changed on this broker."""
+
+    def __init__(self, broker: HandlerContext) -> None:
+        self._broker = broker
+        self.default_layer: dict[str, str] = {}
+        self.own_layer: dict[str, str] = {}
+
+    @property
+    def static(self) -> dict[str, str]:
+        return dict(self._broker.config.static_props)
+
+    def changed(self, default_layer: dict[str, str], own_layer: dict[str, str]) -> None:
+        try:
+            rules.validate_layer(default_layer, self.static, {})
+            rules.validate_layer(own_layer, self.static, default_layer)
+        except rules.InvalidBrokerConfig as exc:
+            log.warning("ignoring dynamic broker config %r / %r: %s", default_layer, own_layer,
+                        exc)
+            return
+        self.default_layer, self.own_layer = dict(default_layer), dict(own_layer)
+        self._apply_log_defaults()
+        self._apply_throttle()
+
+    def _apply_log_defaults(self) -> None:
+        broker = self._broker
+        defaults = LogConfig.from_props(rules.effective_log_defaults(
+            self.static, self.default_layer, self.own_layer))
+        if defaults == broker.default_log_config:
+            return
+        broker.default_log_config = defaults
+        for name, metadata in broker.cache.topics.items():
+            broker.replicas.update_config(name, broker.log_config_for(metadata.config))
+        log.info("log defaults now %s", {key: value for key, value in defaults.to_props().items()
+                                         if value != LogConfig().to_props().get(key)})
+
+    def _apply_throttle(self) -> None:
+        value = {**self.default_layer, **self.own_layer}.get(THROTTLED_RATE_KEY, "0")
+        rate = float(value)
+        if rate >= float(rules.LONG_MAX):
+            rate = 0.0  # Kafka's "no limit"
+        self._broker.replicas.fetchers.throttle.set_rate(rate, time.monotonic())
