@@ -227,6 +227,11 @@ class Acl(models.Model):
         "All", "Read", "Write", "Create", "Delete", "Alter", "Describe", "DescribeConfigs",
         "AlterConfigs", "IdempotentWrite")]
     CLUSTER_NAME = "kafka-cluster"
+    # The cluster is shared: a tenant may manage its ACLs (Alter, Describe), create topics,
+    # produce idempotently and read configs there, never change broker configs (AlterConfigs,
+    # or All, which holds it).  brokerd applies the same rule to a tenant's CreateAcls.
+    TENANT_CLUSTER_OPERATIONS = frozenset({"Alter", "Describe", "Create", "IdempotentWrite",
+                                           "DescribeConfigs"})
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="acls")
     principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="acls")

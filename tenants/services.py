@@ -219,6 +219,11 @@ def _check_acl_resource(acl: Acl) -> None:
         if acl.resource_name != Acl.CLUSTER_NAME or acl.pattern_type != Acl.LITERAL:
             raise ValidationError(
                 {"resource_name": f"the cluster resource is the literal {Acl.CLUSTER_NAME!r}"})
+        if acl.operation not in Acl.TENANT_CLUSTER_OPERATIONS:
+            raise ValidationError({"operation": (
+                "on the cluster a tenant's principal may be allowed only "
+                f"{', '.join(sorted(Acl.TENANT_CLUSTER_OPERATIONS))}: the cluster's broker "
+                "configs are the operators'")})
     elif not acl.resource_name and acl.pattern_type == Acl.LITERAL:
         raise ValidationError({"resource_name": "a literal resource needs a name (use a prefix '' for all)"})
 

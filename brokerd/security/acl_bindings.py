@@ -22,7 +22,9 @@ DescribeAcls/DeleteAcls list.  Pure logic, so each rule below is a millisecond t
   and a dot is refused with that resource type's authorization error rather than silently
   becoming ``acme.globex.orders``, which is nearly always a pasted cluster-wide name.
   Tenant principals are the control plane's principal names (letters, digits, ``_``,
-  ``-``), so every rule a tenant writes can be shown in the console.
+  ``-``), so every rule a tenant writes can be shown in the console.  On the cluster
+  resource, shared by all, a tenant may allow only Alter, Describe, Create, IdempotentWrite
+  and DescribeConfigs (never AlterConfigs or All: broker configs are the operators').
 """
 
 from __future__ import annotations
@@ -65,6 +67,12 @@ PERMISSION_ANY, PERMISSION_DENY, PERMISSION_ALLOW = 1, 2, 3
 RESOURCE_TO_CODE = {rtype: code for code, rtype in RESOURCE_CODES.items()}
 PATTERN_TO_CODE = {pattern: code for code, pattern in PATTERN_CODES.items()}
 OPERATION_TO_CODE = {operation: code for code, operation in OPERATION_CODES.items()}
+# What a tenant may allow on the (shared) cluster resource: managing its own ACLs, creating
+# its topics, idempotent producing, reading configs.  Never AlterConfigs (or All, which holds
+# it): those are the whole cluster's broker configs.
+TENANT_CLUSTER_OPERATIONS = frozenset({
+    AclOperation.ALTER, AclOperation.DESCRIBE, AclOperation.CREATE,
+    AclOperation.IDEMPOTENT_WRITE, AclOperation.DESCRIBE_CONFIGS})
 # The control plane's principal names: what a tenant may name after ``User:``.
 TENANT_PRINCIPAL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,100}")
 USER_PREFIX = "User:"
@@ -75,11 +83,13 @@ class InvalidBinding(ValueError):
 
 
 class ForeignResource(ValueError):
-    """A tenant named a resource in another tenant's namespace (answered with the resource
-    type's authorization error)."""
+    """A tenant named a resource in another tenant's namespace, or an operation on the
+    cluster that is the operators' (answered with the resource type's authorization error)."""
 
     def __init__(self, resource_type: ResourceType, name: str) -> None:
-        super().__init__(f"{resource_type} {name!r} is in another tenant's namespace")
+        where = ("is the operators' to grant" if resource_type is ResourceType.CLUSTER
+                 else "is in another tenant's namespace")
+        super().__init__(f"{resource_type} {name!r} {where}")
         self.resource_type = resource_type
 
 
@@ -237,6 +247,8 @@ def binding_to_cluster(rule: AclBinding, namespace: TenantNamespace,
         raise InvalidBinding(f"principal {rule.principal!r}: a tenant names its own principals "
                              "as User:<name> with letters, digits, '_' and '-'")
     if rule.resource_type is ResourceType.CLUSTER:
+        if rule.operation not in TENANT_CLUSTER_OPERATIONS:
+            raise ForeignResource(rule.resource_type, rule.name)
         name = rule.name
     else:
         if rule.pattern is PatternType.LITERAL and rule.name == WILDCARD:

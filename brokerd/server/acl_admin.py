@@ -40,7 +40,7 @@ from brokerd.security.acl_bindings import (
     tenant_view,
 )
 from brokerd.security.acls import AclEntry, PatternType, ResourceType, encode_acls
-from brokerd.server.tenancy_rules import GROUP_DENIED, TOPIC_DENIED, TXN_DENIED
+from brokerd.server.tenancy_rules import CLUSTER_DENIED, GROUP_DENIED, TOPIC_DENIED, TXN_DENIED
 
 if TYPE_CHECKING:
     from brokerd.server.connection import Connection
@@ -50,7 +50,7 @@ Resource = tuple[PatternType, ResourceType, str]
 Outcome = tuple[ErrorCode, str | None]
 OK: Outcome = (ErrorCode.NONE, None)
 FOREIGN_ERRORS = {ResourceType.TOPIC: TOPIC_DENIED, ResourceType.GROUP: GROUP_DENIED,
-                  ResourceType.TRANSACTIONAL_ID: TXN_DENIED}
+                  ResourceType.TRANSACTIONAL_ID: TXN_DENIED, ResourceType.CLUSTER: CLUSTER_DENIED}
 
 
 def refusal(broker: HandlerContext, connection: Connection) -> Outcome | None:

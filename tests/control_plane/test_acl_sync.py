@@ -142,3 +142,16 @@ def test_a_conflicting_write_is_merged_again(make_tenant: Any, zk: Any, monkeypa
     assert len(calls) == 2
     assert _entries(zk, path) == {WRITER, READER} | ({OPS} if wire_first else set())
     assert Acl.objects.filter(principal__name="reader").exists()
+
+
+def test_tenants_may_not_be_allowed_the_clusters_broker_configs(make_tenant: Any) -> None:
+    from django.core.exceptions import ValidationError
+
+    acme = make_tenant("acme")
+    app = services.create_principal(None, acme, name="app")
+    for operation in ("AlterConfigs", "All"):
+        with pytest.raises(ValidationError, match="operators"):
+            services.grant_acl(None, acme, principal=app, resource_type="Cluster",
+                               resource_name="kafka-cluster", operation=operation)
+    services.grant_acl(None, acme, principal=app, resource_type="Cluster",
+                       resource_name="kafka-cluster", operation="Alter")  # its own ACLs

@@ -178,6 +178,11 @@ def test_a_tenant_manages_only_its_own_rules(secure: SecureBroker, zk: KazooClie
         future.result(15)
     assert refused.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert {path: znode(zk, path) for path in before} == before
+    [future] = acme.create_acls([rule("kafka-cluster", "User:app", AclOperation.ALTER_CONFIGS,
+                                      rtype=ResourceType.BROKER)]).values()
+    with pytest.raises(KafkaException) as broker_configs:  # the operators' to grant
+        future.result(15)
+    assert broker_configs.value.args[0].code() == KafkaError.CLUSTER_AUTHORIZATION_FAILED
     [future] = acme.create_acls([rule("orders", "User:globex.app")]).values()
     with pytest.raises(KafkaException) as bad_principal:
         future.result(15)

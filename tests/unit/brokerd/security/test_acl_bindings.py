@@ -130,6 +130,11 @@ def test_tenants_cannot_name_other_tenants_or_wildcards() -> None:
     for principal in ("User:*", "User:globex.app", "User:a b"):
         with pytest.raises(InvalidBinding, match="principal"):
             binding_to_cluster(rule(principal=principal), ACME, tenants)
+    for operation in (Op.ALTER_CONFIGS, Op.ALL):  # the whole cluster's broker configs
+        with pytest.raises(ForeignResource) as operators_only:
+            binding_to_cluster(rule("kafka-cluster", rtype=Rt.CLUSTER, operation=operation),
+                               ACME, tenants)
+        assert operators_only.value.resource_type is Rt.CLUSTER
     with pytest.raises(InvalidBinding, match="wildcard"):
         binding_to_cluster(rule("*"), ACME, tenants)
     with pytest.raises(InvalidBinding, match="empty"):
