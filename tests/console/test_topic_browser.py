@@ -254,9 +254,9 @@ def test_topic_page_config_edit_and_message_browser(  # type: ignore[no-untyped-
     read(other_key, other_secret, partition="0")
     assert "may not read it (ACLs)" in text(chrome, "browse-error")
     assert not chrome.find_elements(By.CSS_SELECTOR, "#records tbody tr[data-offset]")
+    chrome.save_screenshot(str(SCREENSHOTS / "23-message-browser-denied.png"))
     read(key, other_secret, partition="0")
     assert "secret does not match" in text(chrome, "browse-error")
-    chrome.save_screenshot(str(SCREENSHOTS / "23-message-browser-denied.png"))
 
     # REST: the same data for automation
     state = browser_fetch(chrome, "/api/v1/tenants/acme/topics/orders/state/")
