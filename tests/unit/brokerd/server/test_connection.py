@@ -60,8 +60,8 @@ class Harness:
                                      receive_buffer=receive_buffer)
         self.connection.connection_made(self.transport)  # type: ignore[arg-type]
 
-    async def process(self, connection: Connection, data: memoryview) -> list[Any] | None:
-        payload = bytes(data)
+    async def process(self, connection: Connection, frame: memoryview) -> list[Any] | None:
+        payload = bytes(frame)
         self.seen.append(payload)
         if payload.startswith(b"slow"):
             await asyncio.sleep(0.05)
@@ -122,8 +122,8 @@ def test_every_frame_is_a_private_writable_buffer() -> None:
     buffer's next read cannot change, and large ones writable too."""
     frames: list[memoryview] = []
 
-    async def keep(connection: Connection, data: memoryview) -> None:
-        frames.append(data)
+    async def keep(connection: Connection, frame: memoryview) -> None:
+        frames.append(frame)
 
     async def scenario() -> None:
         harness = Harness(receive_buffer=connection_module.new_receive_buffer())

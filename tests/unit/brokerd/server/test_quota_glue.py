@@ -214,12 +214,12 @@ def test_a_mute_holds_frames_already_received_and_a_second_mute_extends_it() -> 
         harness = Harness()
         processed: list[tuple[float, bytes]] = []
 
-        async def process(connection: Any, data: memoryview) -> list[Any] | None:
-            processed.append((loop.time(), bytes(data)))
-            if bytes(data) == b"throttled":
+        async def process(connection: Any, frame: memoryview) -> list[Any] | None:
+            processed.append((loop.time(), bytes(frame)))
+            if bytes(frame) == b"throttled":
                 connection.mute_for(0.05)
                 connection.mute_for(0.10)  # extends: the 0.05 s timer must not unmute
-            return [b"re:", bytes(data)]
+            return [b"re:", bytes(frame)]
 
         harness.connection._processor = process
         started = loop.time()
