@@ -44,7 +44,7 @@ class ReplicaOffsetsLog:
         self._read_chunk_bytes = read_chunk_bytes
         self.topic = topic
         # Records of transactions (TxnOffsetCommit) the last read found without a marker.
-        self._open: dict[int, dict[int, list[tuple[bytes, bytes | None]]]] = {}
+        self._open: dict[int, dict[int, list[tuple[bytes | None, bytes | None]]]] = {}
 
     def _hosted(self, partition: int) -> Partition:
         hosted = self._replicas.leader(self.topic, partition)
@@ -60,11 +60,12 @@ class ReplicaOffsetsLog:
         chunks so a large partition is never read into memory at once.  Transactional
         records (TxnOffsetCommit) appear at their commit marker and never if aborted;
         those still open are kept for :meth:`open_transactions`."""
-        held: dict[int, list[tuple[bytes, bytes | None]]] = {}
+        held: dict[int, list[tuple[bytes | None, bytes | None]]] = {}
         self._open[partition] = held
-        yield from resolve_transactions(self._entries(partition), held)  # type: ignore[misc]
+        yield from resolve_transactions(self._entries(partition), held)
 
-    def open_transactions(self, partition: int) -> dict[int, list[tuple[bytes, bytes | None]]]:
+    def open_transactions(self, partition: int
+                          ) -> dict[int, list[tuple[bytes | None, bytes | None]]]:
         """Producer id -> records of its transaction with no marker yet, as of the last
         :meth:`read_partition` of ``partition``."""
         return self._open.pop(partition, {})

@@ -11,9 +11,12 @@ still open (:meth:`ReplicaOffsetsLog.open_transactions`).  Not thread-safe.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 from brokerd.groups.outcome import Record
 from brokerd.storage.transactions import COMMIT
+
+R = TypeVar("R")  # a record as the caller's reader yields it
 
 
 class PendingTxnOffsets:
@@ -35,8 +38,8 @@ class PendingTxnOffsets:
             del self._records[key]
 
 
-def resolve_transactions(entries: Iterable[tuple[int, int | None, Record | None]],
-                         held: dict[int, list[Record]]) -> Iterator[Record]:
+def resolve_transactions(entries: Iterable[tuple[int, int | None, R | None]],
+                         held: dict[int, list[R]]) -> Iterator[R]:
     """A partition's records in replay order, transactions resolved by their markers.
 
     ``entries``: (producer id of a transactional batch or -1, marker or None, record or

@@ -230,7 +230,7 @@ class TransactionCoordinator:
     def list_transactions(self) -> tuple[ErrorCode, list[TxnMetadata]]:
         """Every id of every loaded partition; COORDINATOR_LOAD_IN_PROGRESS (with what is
         known so far) while any partition is still loading, as Kafka answers."""
-        error, found = ErrorCode.NONE, []
+        error, found = ErrorCode.NONE, list[TxnMetadata]()
         for owned in self._partitions.values():
             if owned.loading:
                 error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
