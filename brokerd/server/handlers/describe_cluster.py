@@ -1,11 +1,16 @@
 """DescribeCluster (60) v0-1: cluster id, controller and brokers (as the admin client sees
-them).  Only the broker endpoint type (1) exists in a ZooKeeper-mode cluster."""
+them), and when asked the operations the caller may do on the cluster (KIP-430).  Only the
+broker endpoint type (1) exists in a ZooKeeper-mode cluster."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.security import CLUSTER_NAME
+from brokerd.security import ResourceType as Rt
+from brokerd.security.authorized_operations import NOT_PROVIDED
+from brokerd.server.authorization import authorized_operations
 from brokerd.server.handlers.common import broker_entries
 from brokerd.server.tenancy import ApiNames
 
@@ -30,4 +35,7 @@ async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
                for b in broker_entries(broker, request.connection.listener_name)]
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
             "endpoint_type": BROKER_ENDPOINTS, "cluster_id": broker.cluster_id,
-            "controller_id": broker.cache.effective_controller(), "brokers": brokers}
+            "controller_id": broker.cache.effective_controller(), "brokers": brokers,
+            "cluster_authorized_operations": (
+                authorized_operations(broker, request, Rt.CLUSTER, CLUSTER_NAME)
+                if request.body["include_cluster_authorized_operations"] else NOT_PROVIDED)}

@@ -1,7 +1,8 @@
 """DescribeGroups (15) v0-5: state, protocol and members (with assignments) of
 groups coordinated here; other groups get NOT_COORDINATOR.
 
-The group coordinator (``brokerd.groups``) holds all the logic; this module only routes.
+The group coordinator (``brokerd.groups``) holds all the logic; this module only routes,
+and adds v3+'s operations the caller may do on each group when asked (KIP-430).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from brokerd.protocol import ApiKey
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
-from brokerd.server.tenancy import ApiNames, Names
+from brokerd.server.authorization import authorized_operations
+from brokerd.server.tenancy import SENTINEL_MARK, ApiNames, Names
 from brokerd.server.tenancy_rules import GROUP_DENIED
 
 if TYPE_CHECKING:
@@ -27,4 +29,10 @@ TENANCY = ApiNames(
 
 
 async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
-    return await broker.groups.describe_groups(request.body, request.version)
+    response = await broker.groups.describe_groups(request.body, request.version)
+    if request.body.get("include_authorized_operations"):
+        for group in response["groups"]:
+            if not group["group_id"].startswith(SENTINEL_MARK):  # denied: nothing to tell
+                group["authorized_operations"] = authorized_operations(
+                    broker, request, Rt.GROUP, group["group_id"])
+    return response

@@ -5,7 +5,9 @@ client connected to the SASL listener is never sent to a PLAINTEXT port.  Unknow
 are auto-created when both the broker (``auto.create.topics.enable``) and the client
 (``allow_auto_topic_creation``, v4+) allow it; the answer then waits briefly for the new
 leaders so the client's next produce goes straight through.  v0 (still served by Kafka
-4.0) has no null topic list: there an empty list asks for every topic.
+4.0) has no null topic list: there an empty list asks for every topic.  v8+ answer the
+operations the caller may do on each topic (and, v8-10, on the cluster) when asked
+(KIP-430, ``server.authorization``).
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from brokerd.coordination.znodes import TopicMetadata
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.security import CLUSTER_NAME
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
+from brokerd.security.authorized_operations import NOT_PROVIDED
 from brokerd.server import topic_admin
+from brokerd.server.authorization import authorized_operations
 from brokerd.server.handlers.common import ZERO_UUID, broker_entries
 from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import TOPIC_DENIED, metadata_policy
@@ -95,8 +100,17 @@ async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
         topics = [topic_entry(broker, m) for _, m in sorted(broker.cache.topics.items())]
     else:
         topics = [await _resolve(broker, request, wanted) for wanted in requested]
+    if request.body.get("include_topic_authorized_operations"):
+        for topic in topics:
+            if topic["error_code"] == ErrorCode.NONE:
+                topic["topic_authorized_operations"] = authorized_operations(
+                    broker, request, Rt.TOPIC, topic["name"])
+    cluster_operations = (authorized_operations(broker, request, Rt.CLUSTER, CLUSTER_NAME)
+                          if request.body.get("include_cluster_authorized_operations")
+                          else NOT_PROVIDED)
     return {
         "throttle_time_ms": 0,
+        "cluster_authorized_operations": cluster_operations,
         "brokers": broker_entries(broker, request.connection.listener_name),
         "cluster_id": broker.cluster_id,
         "controller_id": broker.cache.effective_controller(),
