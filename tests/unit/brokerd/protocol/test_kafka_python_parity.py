@@ -41,7 +41,8 @@ def _kafka_python_classes() -> dict[tuple[int, bool], Any]:
                 and issubclass(value, KafkaPythonMessage)
                 and getattr(value, "_json", None) is not None
             ):
-                found[(value.API_KEY, value.is_request())] = value
+                message_class: Any = value  # kafka-python is untyped
+                found[(message_class.API_KEY, message_class.is_request())] = value
     return found
 
 

@@ -17,6 +17,7 @@ from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchB
 
 from brokerd.protocol.compression import Compression
 from brokerd.protocol.records import (
+    RecordInput,
     build_batch,
     decode_records,
     parse_batch_header,
@@ -85,7 +86,8 @@ def test_kafka_python_batches_decode(codec: Compression) -> None:
     "codec", [Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.LZ4]
 )
 def test_our_batches_read_by_kafka_python(codec: Compression) -> None:
-    items = [(key, value, headers, BASE_TS + i) for i, (key, value, headers) in enumerate(VALUES)]
+    items: list[RecordInput] = [(key, value, list(headers), BASE_TS + i)
+                                for i, (key, value, headers) in enumerate(VALUES)]
     batch = build_batch(items, base_offset=50, compression=codec)
     theirs = DefaultRecordBatch(bytearray(batch))
     assert theirs.validate_crc()

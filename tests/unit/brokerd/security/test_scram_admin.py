@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -28,7 +29,7 @@ def upsertion(name: str = "ops", mechanism: int = 2, iterations: int = 4096,
             "salted_password": salted}
 
 
-def request(upsertions: list[dict[str, Any]] = (), deletions: list[dict[str, Any]] = ()
+def request(upsertions: Sequence[dict[str, Any]] = (), deletions: Sequence[dict[str, Any]] = ()
             ) -> dict[str, Any]:
     return {"upsertions": list(upsertions), "deletions": list(deletions)}
 
