@@ -18,7 +18,7 @@ from typing import Any
 
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.protocol.messages import ALL_MESSAGES
-from brokerd.protocol.schema import in_versions
+from brokerd.protocol.schema import Struct, in_versions
 
 Body = dict[str, Any]
 ERROR = int(ErrorCode.UNSUPPORTED_VERSION)
@@ -109,7 +109,7 @@ _PER_ENTRY: dict[int, Callable[[Body], Body]] = {
     ApiKey.DESCRIBE_CONFIGS: _describe_configs,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: _offset_for_leader_epoch,
 }
-_RESPONSES = {message.api_key: message.response for message in ALL_MESSAGES}
+_RESPONSES: dict[int, Struct] = {message.api_key: message.response for message in ALL_MESSAGES}
 
 
 def error_response(api_key: int, version: int, body: Body) -> Body | None:
