@@ -2,7 +2,9 @@
 a numbered input is copied by a transactional confluent-kafka client that commits its
 consumer offsets with ``send_offsets_to_transaction``; the read_committed output must hold
 every input exactly once and the group's committed offsets must match what was copied,
-also when the transaction coordinator's broker is killed (-9) in the middle."""
+also when the transaction coordinator's broker is killed (-9) in the middle, and under
+five chasing kill -9s of whichever broker coordinates the transaction or leads a data
+partition at that moment (each victim restarts and rejoins the ISRs before the next)."""
 
 from __future__ import annotations
 
@@ -64,7 +66,7 @@ def _copy(cluster: Cluster, stop_after: int | None = None,
     producer.init_transactions(60)
     consumer.subscribe([INPUT])
     committed = copied = 0
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + 420
     try:
         while (copied < COUNT and time.monotonic() < deadline
                and (stop_after is None or committed < stop_after)):
@@ -166,3 +168,38 @@ def test_exactly_once_survives_killing_the_transaction_coordinator(
     _check(txn_cluster)
     txn_cluster.restart(killed[0])
     wait_until(lambda: len(txn_cluster.live_ids()) == 3, 30, "the killed broker to return")
+
+
+def _victim(cluster: Cluster, role: str) -> int:
+    if role == "coordinator":
+        return _coordinator_broker(cluster)
+    topic, partition = role.split("-")
+    return cluster.leader(topic, int(partition))
+
+
+@pytest.mark.serial  # five failovers: minutes on a loaded machine
+def test_exactly_once_under_five_chasing_kills(txn_cluster: Cluster) -> None:
+    for topic in (INPUT, OUTPUT):
+        txn_cluster.create_topic(topic, PARTITIONS, 3, TOPIC_CONFIG)
+    _fill_input(txn_cluster)
+    roles = ["coordinator", f"{OUTPUT}-0", "coordinator", f"{INPUT}-1", f"{OUTPUT}-1"]
+    killed: list[tuple[str, int]] = []
+
+    def chase(committed: int) -> None:
+        if committed % 2 or len(killed) == len(roles):
+            return
+        for _, down in killed:
+            if down not in txn_cluster.live_ids():
+                txn_cluster.restart(down)
+        for topic in (INPUT, OUTPUT, "__transaction_state"):
+            txn_cluster.await_full_isr(topic, TXN_PARTITIONS if topic.startswith("__")
+                                       else PARTITIONS, timeout_s=60)
+        role = roles[len(killed)]
+        victim = _victim(txn_cluster, role)
+        killed.append((role, victim))
+        txn_cluster.kill(victim)
+
+    _copy(txn_cluster, on_progress=chase)
+    assert len(killed) == len(roles), killed
+    _check(txn_cluster)
+
