@@ -12,7 +12,12 @@ from dashboard.kafka import KafkaRequestFailed
 
 def test_a_running_snapshot_makes_the_next_one_skip(monkeypatch: pytest.MonkeyPatch) -> None:
     runs: list[int] = []
-    monkeypatch.setattr(snapshots, "snapshot_all", lambda: runs.append(1) or {"total_s": 0.0})
+
+    def snapshot_all() -> dict[str, float]:
+        runs.append(1)
+        return {"total_s": 0.0}
+
+    monkeypatch.setattr(snapshots, "snapshot_all", snapshot_all)
     lock = redis.Redis.from_url(settings.REDIS_URL).lock(tasks.snapshot_lock_name(), timeout=10)
     assert lock.acquire(blocking=False)
     try:

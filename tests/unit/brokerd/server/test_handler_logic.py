@@ -89,6 +89,7 @@ def test_plan_new_topic() -> None:
     assert plan_new_topic([1], 0, 1, {})[0].error_code == ErrorCode.INVALID_PARTITIONS
     assert plan_new_topic([1, 2], -5, -5, {0: [2], 1: [1]}) == (
         plan_new_topic([1], 1, 1, {})[0], {0: (2,), 1: (1,)})
-    for bad in ({1: [1]}, {0: [1, 1]}, {0: [9]}, {0: []}):
+    invalid: list[dict[int, list[int]]] = [{1: [1]}, {0: [1, 1]}, {0: [9]}, {0: []}]
+    for bad in invalid:
         assert plan_new_topic([1], 1, 1, bad)[0].error_code == (
             ErrorCode.INVALID_REPLICA_ASSIGNMENT)

@@ -1,4 +1,5 @@
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -103,10 +104,14 @@ def test_an_idle_logs_snapshot_touches_no_file(open_log: OpenLog,
     log = open_log()
     produce(log, 0)
     log.take_producer_snapshot()
-    listings: list[object] = []
+    listings: list[Path] = []
     real = log_loader.snapshot_offsets
-    monkeypatch.setattr(log_loader, "snapshot_offsets",
-                        lambda directory: listings.append(directory) or real(directory))
+
+    def listing(directory: Path) -> list[int]:
+        listings.append(directory)
+        return real(directory)
+
+    monkeypatch.setattr(log_loader, "snapshot_offsets", listing)
     log.take_producer_snapshot()
     assert listings == []
     produce(log, 2)

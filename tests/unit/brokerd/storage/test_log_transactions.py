@@ -10,7 +10,12 @@ from pathlib import Path
 import crc32c
 import pytest
 
-from brokerd.protocol.records import build_batch, parse_batch_header, patch_base_offset
+from brokerd.protocol.records import (
+    RecordInput,
+    build_batch,
+    parse_batch_header,
+    patch_base_offset,
+)
 from brokerd.storage import InvalidProducerEpochError, Log
 from brokerd.storage.producer_state import ProducerStateManager
 from brokerd.storage.transactions import AbortedTxn
@@ -21,7 +26,7 @@ OpenLog = Callable[..., Log]
 
 
 def txn_batch(pid: int, sequence: int, count: int = 2, epoch: int = 0) -> memoryview:
-    records = [(b"k", b"v", [], NOW_MS + i) for i in range(count)]
+    records: list[RecordInput] = [(b"k", b"v", [], NOW_MS + i) for i in range(count)]
     return memoryview(build_batch(records, producer_id=pid, producer_epoch=epoch,
                                   base_sequence=sequence, is_transactional=True))
 
