@@ -98,7 +98,10 @@ class GroupShard:
         elif not _accepts_protocols(group, req):
             error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
         elif self.consumer.has_members(group_id):
-            error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL  # a consumer-protocol group
+            # A consumer-protocol group: classic members wait until it is empty (a rolling
+            # restart back to the classic protocol), as new-protocol members wait for a
+            # classic group (see ConsumerGroups.heartbeat).
+            error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         if error != ErrorCode.NONE:
             out.response = join_error(req.member_id, error)
             return out

@@ -124,8 +124,13 @@ class ConsumerGroups:
                                           else "")
         live = self.groups.get(group_id)
         if live is None and classic_in_use:
-            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND,
-                                 f"Group {group_id} is not a consumer group.")
+            # Upgrade by rolling restart: the classic members go on consuming everything
+            # while new-protocol members wait (a retriable error, which librdkafka retries
+            # with back-off; GROUP_ID_NOT_FOUND, Kafka's answer when it cannot mix the two,
+            # is fatal there).  Once the last classic member has left, the group converts
+            # with its committed offsets.
+            raise HeartbeatError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                                 f"Group {group_id} still has classic-protocol members.")
         if live is None and epoch != JOIN_EPOCH:
             raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID)
         if live is not None and (steady := self._steady(live, body, topics, now_ms)):

@@ -182,3 +182,47 @@ def test_classic_and_consumer_groups_side_by_side(
     finally:
         wire.close()
         member.stop()
+
+
+def test_classic_group_upgrades_as_members_restart_with_the_new_protocol(
+        start_broker: Callable[..., BrokerProcess]) -> None:
+    """A rolling restart from classic to ``group.protocol=consumer``: consumption goes on
+    throughout and resumes from the committed offsets, so nothing is lost or read twice
+    except around the restarts (at least once)."""
+    broker = start_broker(**BROKER_PROPS)
+    topic, group = "upgrade-848", "upgrade-group"
+    create_topic(broker.bootstrap, topic, PARTITIONS)
+    members = [ConsumerProcess("confluent", broker.bootstrap, topic, group).start()
+               for _ in range(3)]
+    wire = WireClient(broker.port)
+    try:
+        wait_for(lambda: covers_evenly(members), 40, f"classic 2+2+2, got {shares(members)}")
+        with CommittedOffsetsWatch(broker.port, group, topic, PARTITIONS) as watch:
+            produce(broker.bootstrap, topic, PARTITIONS, range(0, 600))
+            wait_for(lambda: sum(values_read(members).values()) >= 600, 20, "600 records")
+            old = list(members)
+            for index in range(3):
+                members[index].close()
+                members[index] = ConsumerProcess(CLIENT, broker.bootstrap, topic,
+                                                 group).start()
+                produce(broker.bootstrap, topic, PARTITIONS,
+                        range(600 + 300 * index, 900 + 300 * index))
+                time.sleep(1.0)
+            wait_for(lambda: covers_evenly(members), 30,
+                     f"consumer-protocol 2+2+2, got {shares(members)}")
+            listed = {g["group_id"]: g for g in wire.request(ApiKey.LIST_GROUPS, 4, {
+                "states_filter": []})["groups"]}
+            assert describe(wire, group)["error_code"] == ErrorCode.NONE
+            assert listed[group]["protocol_type"] == "consumer"
+            produce(broker.bootstrap, topic, PARTITIONS, range(1500, 1800))
+            every = {f"m-{i}" for i in range(1800)}
+            wait_for(lambda: set(values_read(old + members)) >= every, 30, "every record")
+            wait_for(lambda: bool(watch.samples) and watch.samples[-1] == dict.fromkeys(
+                range(PARTITIONS), 300), 15, "all offsets committed")
+        watch.assert_never_backwards()
+        # Resumed from the classic group's commits: the first 600 were not read again.
+        assert not {f"m-{i}" for i in range(600)} & set(values_read(members))
+    finally:
+        wire.close()
+        for member in members:
+            member.stop()
