@@ -267,6 +267,10 @@ def test_topic_page_config_edit_and_message_browser(  # type: ignore[no-untyped-
     assert answer["status"] == 200, answer
     records = json.loads(answer["text"])["records"]
     assert [(r["offset"], r["key"]["text"]) for r in records] == [(14, "order-29")]
+    assert browser_fetch(chrome, "/api/v1/tenants/acme/topics/orders/messages/",
+                         {"api_key": key, "secret": other_secret})["status"] == 403
+    assert browser_fetch(chrome, "/api/v1/tenants/acme/topics/orders/messages/",
+                         {"api_key": "NOSUCHKEY", "secret": secret})["status"] == 400
 
     # the browser's reads were the key's own: metered to the tenant as bytes out of the topic
     def consumed_bytes() -> bool:
