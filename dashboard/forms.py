@@ -152,3 +152,9 @@ class QuotaOverrideForm(forms.Form):
     def limits(self) -> dict[str, int | float | None]:
         return {key: self.cleaned_data.get(key)
                 for key in ("producer_byte_rate", "consumer_byte_rate", "request_percentage")}
+
+
+class InvitationForm(forms.Form):
+    email = forms.EmailField(max_length=254)
+    role = forms.ChoiceField(choices=[(Principal.ADMIN, "admin: may change everything of the tenant"),
+                                      (Principal.READ_ONLY, "read-only: may look, not change")])

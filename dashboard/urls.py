@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import billing, connection, groups, operator, tenant, topic_detail
+from .views import billing, connection, groups, operator, team, tenant, topic_detail
 
 app_name = "dashboard"
 urlpatterns = [
@@ -11,6 +11,8 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="dashboard/login.html"),
          name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("invite/<uidb64>/<token>/", team.InvitationAcceptView.as_view(), name="invite-accept"),
+    path("t/<slug:slug>/team/", team.team, name="team"),
     path("ca.pem", connection.ca_certificate, name="ca-certificate"),
     path("t/<slug:slug>/", tenant.overview, name="tenant"),
     path("t/<slug:slug>/topics/", tenant.topics, name="topics"),

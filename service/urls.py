@@ -8,7 +8,7 @@ from rest_framework.routers import SimpleRouter
 from dashboard.api import ConsumerGroupViewSet
 from dashboard.api_topics import TopicMessagesView, TopicStateView, TopicTrafficView
 from quotas.api import ClusterQuotaViewSet, InvoiceViewSet, TenantQuotaViewSet
-from tenants.api import cluster, views
+from tenants.api import cluster, invitations, views
 
 router = SimpleRouter()
 router.register("plans", views.PlanViewSet, basename="plan")
@@ -28,6 +28,7 @@ tenant_router.register("quotas", TenantQuotaViewSet, basename="tenant-quota")
 tenant_router.register("acls", views.AclViewSet, basename="acl")
 tenant_router.register("invoices", InvoiceViewSet, basename="invoice")
 tenant_router.register("consumer-groups", ConsumerGroupViewSet, basename="consumer-group")
+tenant_router.register("invitations", invitations.InvitationViewSet, basename="invitation")
 
 urlpatterns = [
     path("api/v1/", include(router.urls)),

@@ -7,20 +7,27 @@ from functools import wraps
 from typing import Any, TypeVar
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse
 
-from tenants.api.access import is_operator, visible_tenants
+from tenants.api.access import READ_ONLY_MESSAGE, is_operator, may_write, visible_tenants
 
 T = TypeVar("T")
 TenantView = Callable[..., HttpResponse]
 
 
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
 def tenant_view(view: TenantView) -> TenantView:
-    """Resolve ``slug`` to a tenant the signed-in user may manage (404 otherwise, so a tenant
-    cannot even learn that another slug exists) and pass it to the view instead of the slug."""
+    """Resolve ``slug`` to a tenant the signed-in user may see (404 otherwise, so a tenant
+    cannot even learn that another slug exists) and pass it to the view instead of the slug.
+
+    Every other method than GET is a write: a read-only user gets 403 before the view runs
+    (views whose POSTs only read are marked with :func:`posts_only_read`).  Templates learn
+    whether to offer forms from ``request.can_write``."""
 
     @login_required
     @wraps(view)
@@ -28,9 +35,26 @@ def tenant_view(view: TenantView) -> TenantView:
         tenant = visible_tenants(request.user).select_related("plan").filter(slug=slug).first()
         if tenant is None:
             raise Http404("no such tenant")
+        request.can_write = may_write(request.user, tenant)  # type: ignore[attr-defined]
+        if request.method not in SAFE_METHODS and not request.can_write \
+                and not getattr(view, "posts_only_read", False):  # type: ignore[attr-defined]
+            raise PermissionDenied(READ_ONLY_MESSAGE)
         return view(request, tenant, **kwargs)
 
     return wrapper
+
+
+def posts_only_read(view: TenantView) -> TenantView:
+    """Mark a view whose POSTs change nothing (a preview, a search sent with a secret), so
+    read-only users may send them; apply under :func:`tenant_view`."""
+    view.posts_only_read = True  # type: ignore[attr-defined]
+    return view
+
+
+def require_write(request: HttpRequest) -> None:
+    """Inside a :func:`posts_only_read` view: the POST that does write."""
+    if not getattr(request, "can_write", False):
+        raise PermissionDenied(READ_ONLY_MESSAGE)
 
 
 def operator_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

@@ -17,7 +17,7 @@ from ..listing import listing
 from ..live import group_detail as detail_payload
 from ..live import group_summary
 from ..models import ConsumerGroupLag, LagSample
-from .common import tenant_view
+from .common import posts_only_read, require_write, tenant_view
 
 
 def lag_history(tenant: Tenant, group: str) -> list[list[float]]:
@@ -45,8 +45,10 @@ def group_page(request: HttpRequest, tenant: Tenant, group: str) -> HttpResponse
 
 
 @tenant_view
+@posts_only_read
 def group_reset(request: HttpRequest, tenant: Tenant, group: str) -> HttpResponse:
-    """Preview (button ``preview``, swapped in by htmx) or apply (button ``apply``) a reset."""
+    """Preview (button ``preview``, swapped in by htmx) or apply (button ``apply``) a reset;
+    read-only users may preview."""
     row = get_object_or_404(ConsumerGroupLag, tenant=tenant, group=group)
     topics = sorted({p["topic"] for p in row.lag.get("partitions", [])}
                     | set(tenant.topics.values_list("name", flat=True)))
@@ -55,6 +57,7 @@ def group_reset(request: HttpRequest, tenant: Tenant, group: str) -> HttpRespons
     if request.method == "POST" and form.is_valid():
         try:
             if "apply" in request.POST:
+                require_write(request)
                 planned = services.reset_offsets(request.user, tenant, group, form.to_request())
                 messages.success(request, f"Offsets of {len(planned)} partition(s) reset.")
                 return redirect("dashboard:group", slug=tenant.slug, group=group)

@@ -1,6 +1,8 @@
-"""Who may see and change what: operators everything, tenant admins their own tenant only.
+"""Who may see and change what: operators everything, tenant admins their own tenant only,
+read-only console users may see their own tenant and change nothing.
 
-Another tenant's objects answer 404 (not 403), so a tenant cannot even learn that a slug exists.
+Another tenant's objects answer 404 (not 403), so a tenant cannot even learn that a slug exists;
+a read-only user's write to its own tenant answers 403.
 """
 
 from __future__ import annotations
@@ -24,19 +26,32 @@ def is_operator(user: Any) -> bool:
     return bool(user and user.is_authenticated and user.is_staff)
 
 
+def _console_principal(user: Any) -> Principal | None:
+    """The console user's principal when it has a console role (admin or read-only)."""
+    principal: Principal | None = getattr(user, "principal", None) if user.is_authenticated else None
+    return principal if principal is not None and principal.role in Principal.CONSOLE_ROLES else None
+
+
 def admin_tenant_id(user: Any) -> int | None:
     """The tenant a console user administers, or None."""
-    principal: Principal | None = getattr(user, "principal", None) if user.is_authenticated else None
-    if principal is not None and principal.role == Principal.ADMIN:
-        return principal.tenant_id
-    return None
+    principal = _console_principal(user)
+    return principal.tenant_id if principal is not None and principal.role == Principal.ADMIN else None
 
 
 def visible_tenants(user: Any):  # type: ignore[no-untyped-def]
     if is_operator(user):
         return Tenant.objects.all()
-    tenant_id = admin_tenant_id(user)
-    return Tenant.objects.filter(pk=tenant_id) if tenant_id is not None else Tenant.objects.none()
+    principal = _console_principal(user)
+    return (Tenant.objects.filter(pk=principal.tenant_id) if principal is not None
+            else Tenant.objects.none())
+
+
+def may_write(user: Any, tenant: Tenant) -> bool:
+    """Operators, and the tenant's own admins, may change a tenant; read-only users may not."""
+    return is_operator(user) or admin_tenant_id(user) == tenant.pk
+
+
+READ_ONLY_MESSAGE = "Your role is read-only: you may look, not change anything."
 
 
 def tenant_for(request: Request, slug: str) -> Tenant:
@@ -52,6 +67,18 @@ class IsOperator(permissions.BasePermission):
 
     def has_permission(self, request: Request, view: Any) -> bool:
         return is_operator(request.user)
+
+
+class TenantWriteAccess(permissions.BasePermission):
+    """On a tenant's endpoints: reads for everyone who may see the tenant, writes only for
+    those who may change it (``view.tenant`` answers 404 for a tenant the user cannot see)."""
+
+    message = READ_ONLY_MESSAGE
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if request.method in permissions.SAFE_METHODS:
+            return True
+        return may_write(request.user, view.tenant)
 
 
 class IsOperatorOrReadOnly(permissions.BasePermission):

@@ -5,13 +5,21 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from .. import services
 from ..models import Acl, ApiKey, ClientId, Plan, Principal, Tenant, Topic
 from . import serializers as s
-from .access import IsOperator, IsOperatorOrReadOnly, call_service, tenant_for, visible_tenants
+from .access import (
+    IsOperator,
+    IsOperatorOrReadOnly,
+    TenantWriteAccess,
+    call_service,
+    tenant_for,
+    visible_tenants,
+)
 
 
 class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -72,7 +80,10 @@ class TenantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
 
 
 class TenantOwnedViewSet(viewsets.GenericViewSet):
-    """Base for /api/v1/tenants/<slug>/…: resolves (and authorises) the tenant from the URL."""
+    """Base for /api/v1/tenants/<slug>/…: resolves (and authorises) the tenant from the URL;
+    writes need a role that may change the tenant (read-only users get 403)."""
+
+    permission_classes = [IsAuthenticated, TenantWriteAccess]
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         if getattr(self, "swagger_fake_view", False):  # drf-spectacular inspecting, no request
