@@ -81,18 +81,20 @@ def test_acls_made_over_kafka_and_in_the_console_meet(
             adopted = ("reader", "Topic", "LITERAL", "orders", "Read")
             wait_for(lambda: adopted in _rules(api), timeout=10)
             assert zk.exists("/acls/literal/Topic/acme.orders")
-            assert AuditEvent.objects.filter(action="acl.discover").exists()
-            assert "reader" in {p["name"] for p in api.get(f"{base}/principals/").json()["results"]}
+            # (reads and writes retry while the worker thread holds SQLite's table lock)
+            wait_for(lambda: AuditEvent.objects.filter(action="acl.discover").exists())
+            assert "reader" in wait_for(lambda: {
+                p["name"] for p in api.get(f"{base}/principals/").json()["results"]})
 
             # control plane -> Kafka: a console revocation leaves DescribeAcls
-            row = next(a for a in api.get(f"{base}/acls/").json()["results"]
+            row = next(a for a in wait_for(lambda: api.get(f"{base}/acls/").json()["results"])
                        if a["principal"] == "reader")
-            assert api.delete(f"{base}/acls/{row['id']}/").status_code == 204
+            assert wait_for(lambda: api.delete(f"{base}/acls/{row['id']}/")).status_code == 204
             wait_for(lambda: ("orders", "User:reader", "READ") not in _described(client))
             # ... and a console grant appears in it, in the tenant's names
-            assert api.post(f"{base}/acls/", {
+            assert wait_for(lambda: api.post(f"{base}/acls/", {
                 "principal": "app", "resource_type": "Topic", "pattern_type": "PREFIXED",
-                "resource_name": "logs-", "operation": "Write"}, format="json").status_code == 201
+                "resource_name": "logs-", "operation": "Write"}, format="json")).status_code == 201
             wait_for(lambda: ("logs-", "User:app", "WRITE") in _described(client))
 
             # Kafka -> control plane: DeleteAcls removes the row
@@ -100,10 +102,10 @@ def test_acls_made_over_kafka_and_in_the_console_meet(
                 ResourceType.TOPIC, "logs-", ResourcePatternType.PREFIXED)]).values()
             assert [(b.name, b.principal) for b in future.result(15)] == [("logs-", "User:app")]
             wait_for(lambda: not any(r[3] == "logs-" for r in _rules(api)), timeout=10)
-            assert AuditEvent.objects.filter(action="acl.forget").exists()
+            wait_for(lambda: AuditEvent.objects.filter(action="acl.forget").exists())
             assert not zk.exists("/acls/prefixed/Topic/acme.logs-")
             # the tenant's cluster permissions came through untouched
-            assert {r for r in _rules(api) if r[1] == "Cluster"} == {
+            assert {r for r in wait_for(lambda: _rules(api)) if r[1] == "Cluster"} == {
                 ("app", "Cluster", "LITERAL", "kafka-cluster", "Alter"),
                 ("app", "Cluster", "LITERAL", "kafka-cluster", "Describe")}
 
