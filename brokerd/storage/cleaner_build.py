@@ -16,7 +16,9 @@ writes new ``<base>.log.cleaned`` files (plus indexes), which nothing else touch
    in the map (``offset >= map.get(key, -1)``), except tombstones past their delete
    horizon (:mod:`cleaner_records`). Keyless records cannot be compacted and are
    dropped, as Kafka's cleaner does (compacted topics refuse them at append).
-   Control batches are copied unchanged (transactions are not tracked).
+   Control batches (transaction markers) are copied unchanged; data batches of aborted
+   transactions are left out of the offset map and lose their records (so an aborted
+   write never supersedes a committed one).
 3. An emptied batch is dropped unless it is the last batch of a producer the log
    remembers (its sequence state must survive, Kafka's ``RETAIN_EMPTY``) or the last
    batch of the group: that one keeps the cleaned segment's end offset equal to the
@@ -97,7 +99,8 @@ def _offset_map(plan: CleaningPlan) -> tuple[dict[bytes, int], int]:
             if source.next_offset <= start:
                 continue
             for header, data in _batches(source):
-                if header.is_control or header.last_offset < start or header.base_offset >= end:
+                if (header.is_control or header.last_offset < start or header.base_offset >= end
+                        or header in plan.aborted):
                     continue
                 for record in decode_records(data, 0, header):
                     if record.key is not None and start <= record.offset < end:
@@ -140,7 +143,8 @@ def _clean_group(
                         plan.producer_last_offsets.get(header.producer_id) == header.last_offset
                     )
                     filtered = filter_batch(
-                        data, header, keep, retain_empty, plan.now_ms, plan.delete_retention_ms
+                        data, header, _drop_all if header in plan.aborted else keep,
+                        retain_empty, plan.now_ms, plan.delete_retention_ms
                     )
                     kept = filtered.data
                     horizon = _earliest(horizon, filtered.tombstone_horizon)
@@ -159,6 +163,10 @@ def _clean_group(
         output.delete()
         raise
     return output, horizon
+
+
+def _drop_all(record: Record) -> bool:
+    return False
 
 
 def _earliest(horizon: int | None, other: int | None) -> int | None:

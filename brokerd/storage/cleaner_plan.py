@@ -8,9 +8,11 @@ Kafka's LogCleaner splits a compacted log at two offsets::
 - *first dirty*: where the previous cleaning stopped (the ``cleaner-offset-checkpoint``),
   clamped to the log start;
 - *first uncleanable*: the base of the earliest segment that may not be touched: the
-  active segment, the segment holding the high watermark (replicas must agree on
-  everything below it before it is rewritten), and with ``min.compaction.lag.ms > 0``
-  the first segment holding a batch younger than the lag (by max timestamp).
+  active segment, the segment holding the last stable offset (replicas must agree on
+  everything below it before it is rewritten, and an open transaction may still be
+  aborted, which decides what its records supersede), and with
+  ``min.compaction.lag.ms > 0`` the first segment holding a batch younger than the lag
+  (by max timestamp).
 
 Whole inactive segments below the first uncleanable offset are recopied, from the log
 start; the offset map is built from the dirty part only (the clean part has no duplicate
@@ -38,6 +40,7 @@ from brokerd.storage.log import Log
 from brokerd.storage.offset_index import MAX_RELATIVE_OFFSET, OffsetIndex
 from brokerd.storage.segment import LogSegment
 from brokerd.storage.time_index import TimeIndex
+from brokerd.storage.transactions import AbortedRanges
 
 # Kafka bounds its offset map by ``log.cleaner.dedupe.buffer.size`` (128 MiB, ~5M keys at
 # 24 bytes each). A Python dict entry with a short bytes key costs ~150 bytes, so a
@@ -72,6 +75,8 @@ class CleaningPlan:
     segment_index_bytes: int
     producer_last_offsets: dict[int, int] = field(default_factory=dict)
     max_offset_map_keys: int = DEFAULT_OFFSET_MAP_KEYS
+    # Aborted transactions' data batches: never in the offset map, dropped when recopied.
+    aborted: AbortedRanges = field(default_factory=lambda: AbortedRanges(()))
     closed: bool = False
 
     @property
@@ -91,7 +96,7 @@ def first_uncleanable_offset(log: Log, now_ms: int) -> int:
     segments = log.segments
     end = segments[-1].base_offset
     for segment, next_base in zip(segments, [s.base_offset for s in segments[1:]], strict=False):
-        if next_base > log.high_watermark:
+        if next_base > log.last_stable_offset:
             return min(end, segment.base_offset)
         lag = log.config.min_compaction_lag_ms
         if lag > 0 and segment.largest_timestamp_ms() > now_ms - lag:
@@ -161,6 +166,7 @@ def plan_cleaning(
         segment_index_bytes=config.segment_index_bytes,
         producer_last_offsets=log.producer_last_offsets(),
         max_offset_map_keys=max_offset_map_keys,
+        aborted=AbortedRanges(log.aborted_transactions(log.log_start_offset, end)),
     )
 
 

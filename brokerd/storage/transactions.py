@@ -126,3 +126,22 @@ def overlapping(entries: Iterable[AbortedTxn], fetch_offset: int, upper: int) ->
     found = [entry for entry in entries
              if entry.last_offset >= fetch_offset and entry.first_offset < upper]
     return sorted(found, key=lambda entry: entry.first_offset)
+
+
+class AbortedRanges:
+    """Which data batches belong to aborted transactions, for the cleaner: a batch of
+    producer P at offset o is aborted when an index entry of P spans o (first offset <=
+    o <= the abort marker's offset)."""
+
+    def __init__(self, entries: Iterable[AbortedTxn]) -> None:
+        self._by_producer: dict[int, list[tuple[int, int]]] = {}
+        for entry in entries:
+            self._by_producer.setdefault(entry.producer_id, []).append(
+                (entry.first_offset, entry.last_offset))
+
+    def __contains__(self, header: BatchHeader) -> bool:
+        if not is_transactional_data(header):
+            return False
+        return any(first <= header.base_offset <= last
+                   for first, last in self._by_producer.get(header.producer_id, ()))
+
