@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
@@ -33,7 +34,8 @@ from tests.integration.brokerd.test_metering import (
 
 HOUR_S = 3600
 # Prices high enough that kilobytes cost cents, so every amount is checked non-trivially.
-PLANS = {
+# The plans file's JSON (spark/plans.py parses it).
+PLANS: dict[str, dict[str, Any]] = {
     "acme": {"plan": "pro", "currency": "USD", "prices": {
         "data_in_gb": {"free": "0.000010", "tiers": [{"up_to": None, "unit_price": "2000"}]},
         "data_out_gb": {"free": "0", "tiers": [{"up_to": None, "unit_price": "3000"}]},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dashboard.quota_levels import DEFAULT, Effective, effective_quotas, precedence
+from dashboard.quota_levels import DEFAULT, Effective, Entity, effective_quotas, precedence
 
 
 def test_precedence_order_with_and_without_a_client_id() -> None:
@@ -28,7 +28,7 @@ def test_each_key_takes_its_most_specific_level() -> None:
 
 
 def test_the_plan_is_the_default_user_level() -> None:
-    configured = {(DEFAULT, DEFAULT): {"consumer_byte_rate": "7"}}
+    configured: dict[Entity, dict[str, str]] = {(DEFAULT, DEFAULT): {"consumer_byte_rate": "7"}}
     result = effective_quotas(configured, "u", None, {"producer_byte_rate": "5",
                                                       "consumer_byte_rate": "6"})
     assert result["producer_byte_rate"] == Effective("5", "plan")

@@ -30,7 +30,7 @@ def test_home_lists_a_tenant_admin_its_own_tenant_and_an_operator_all(
 
 def test_pages_need_a_signed_in_user(acme: Tenant) -> None:
     response = Client().get("/t/acme/topics/")
-    assert response.status_code == 302 and response.url.startswith("/login/")
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
 
 
 def test_create_list_and_delete_a_topic(acme: Tenant, admin_client_for) -> None:  # type: ignore[no-untyped-def]
