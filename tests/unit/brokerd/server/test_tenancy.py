@@ -95,7 +95,8 @@ def test_produce_maps_names_in_and_out_and_answers_a_denied_topic_itself() -> No
 
 def test_a_tenant_naming_another_tenants_topic_stays_in_its_own_namespace() -> None:
     guard = _guard(ApiKey.FETCH, _acl("Read"))
-    body = {"replica_id": -1, "topics": [{"topic": "globex.orders", "partitions": []}],
+    body: dict[str, Any] = {"replica_id": -1, "topics": [{"topic": "globex.orders",
+                                                          "partitions": []}],
             "forgotten_topics_data": []}
     assert guard.admit(body, 12) is None
     assert body["topics"][0]["topic"] == "acme.globex.orders"
@@ -113,7 +114,7 @@ def test_metadata_listing_drops_foreign_internal_and_undescribable_topics() -> N
 
 def test_topic_ids_of_foreign_topics_become_unknown() -> None:
     guard = _guard(ApiKey.METADATA, _acl("Describe"))
-    body = {"topics": [{"topic_id": OWN_ID, "name": None},
+    body: dict[str, Any] = {"topics": [{"topic_id": OWN_ID, "name": None},
                        {"topic_id": FOREIGN_ID, "name": None}],
             "allow_auto_topic_creation": False}
     guard.admit(body, 12)
@@ -196,8 +197,8 @@ def test_create_topics_gets_the_plans_replication_factor_and_refuses_others() ->
         {"name": "three", "num_partitions": 1, "replication_factor": 3, "assignments": []}]}
     guard.admit(body, 7)
     assert body["topics"][0]["replication_factor"] == 3  # -1 becomes the plan's factor
-    response = {"topics": [{"name": t["name"], "error_code": 0, "error_message": None}
-                           for t in body["topics"]]}
+    response: dict[str, Any] = {"topics": [
+        {"name": t["name"], "error_code": 0, "error_message": None} for t in body["topics"]]}
     guard.restore(response)
     assert [(t["name"], t["error_code"]) for t in response["topics"]] == [
         ("dflt", 0), ("one", ErrorCode.POLICY_VIOLATION), ("three", 0)]
@@ -231,7 +232,7 @@ def test_operator_namespace_is_the_identity() -> None:
 def test_offset_commit_withholds_denied_topics_from_the_handler() -> None:
     guard = _guard(ApiKey.OFFSET_COMMIT, _acl("Read", "Group", "acme.g", "literal"),
                    _acl("Read", name="acme.mine", pattern="literal"))
-    body = {"group_id": "g", "topics": [
+    body: dict[str, Any] = {"group_id": "g", "topics": [
         {"name": "mine", "partitions": [{"partition_index": 0, "committed_offset": 5}]},
         {"name": "theirs", "partitions": [{"partition_index": 3, "committed_offset": 9}]}]}
     assert guard.admit(body, 8) is None
@@ -250,7 +251,8 @@ def test_whatever_a_tenant_names_stays_inside_its_namespace(names: list[str]) ->
     """Hostile names (other tenants' prefixes, dots, NULs, internal names) only ever reach
     the handler as ``acme.<name>`` or as a sentinel, and come back as they were sent."""
     guard = _guard(ApiKey.LIST_OFFSETS, _acl("Describe", name="acme.x"))
-    body = {"replica_id": -1, "topics": [{"name": n, "partitions": []} for n in names]}
+    body: dict[str, Any] = {"replica_id": -1,
+                            "topics": [{"name": n, "partitions": []} for n in names]}
     guard.admit(body, 7)
     sent = [t["name"] for t in body["topics"]]
     assert all(n.startswith("acme.x") or n.startswith("\0") for n in sent)
