@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from brokerd.replication.replica_selector import canonical_selector
+
 
 class ConfigError(ValueError):
     """The configuration cannot start a broker; the message names the offending key."""
@@ -80,6 +82,9 @@ class BrokerConfig:
     log_dirs: tuple[Path, ...]
     advertised_listeners: tuple[Endpoint, ...] = ()
     rack: str | None = None
+    # KIP-392: replica.selector.class (brokerd.replication.replica_selector); None: consumers
+    # always read the leader (Kafka's default).
+    replica_selector_class: str | None = None
     metrics_port: int | None = None
     # ``metrics.bind.address``: where the Prometheus endpoint listens; by default the host of
     # the first listener, so a broker whose listeners are all on 127.0.0.1 exposes nothing
@@ -229,6 +234,13 @@ def log_defaults_from(props: Mapping[str, str]) -> dict[str, str]:
     return defaults
 
 
+def _replica_selector(name: str | None) -> str | None:
+    try:
+        return canonical_selector(name)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def build_config(props: Mapping[str, str]) -> BrokerConfig:
     """Build a validated :class:`BrokerConfig` from merged properties (file + flags)."""
     for required in ("broker.id", "listeners", "zookeeper.connect", "log.dirs"):
@@ -249,6 +261,7 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         advertised_listeners=parse_listeners(advertised, "advertised.listeners")
         if advertised else (),
         rack=props.get("broker.rack") or None,
+        replica_selector_class=_replica_selector(props.get("replica.selector.class")),
         metrics_port=_as_int(props, "metrics.port", 0) if metrics_port else None,
         metrics_bind_address=props.get("metrics.bind.address", listeners[0].host),
         auto_create_topics_enable=_as_bool(props, "auto.create.topics.enable", True),

@@ -9,6 +9,10 @@ What is counted (docs/billing.md is the contract with the billing job):
   duplicate is answered like a success and *is* counted, as the quota charges it.
 * ``bytes_out``: the record-batch bytes a Fetch response carries to a consumer (whole
   batches as stored); follower fetches and throttled (empty) answers are not counted.
+  The broker that served them is the record's ``broker_id`` (a follower, when the consumer
+  fetches from the closest replica, KIP-392) with its ``broker_rack``; an entry whose client
+  sent ``client.rack`` carries it as ``client_rack``, so egress within one rack or zone can
+  be priced apart.
 * ``produce_requests`` / ``fetch_requests``: one per request per topic it names (so a
   request for two topics counts once for each), answered requests only.
 * storage: per (topic, partition, UTC hour) the leader copy's size in bytes.  A sample is
@@ -53,6 +57,7 @@ class TrafficKey:
     principal: str
     client_id: str
     topic: str
+    client_rack: str = ""  # the consumer's ``client.rack`` (Fetch v11+ rack_id), if sent
 
 
 @dataclass
@@ -119,17 +124,21 @@ class UsageAccumulator:
         if len(self._reported) > 1 and min(k[3] for k in self._reported) < oldest_kept:
             self._reported = {k: v for k, v in self._reported.items() if k[3] >= oldest_kept}
 
-    def drain(self, broker_id: int, book: SequenceBook) -> list[UsageRecord]:
+    def drain(self, broker_id: int, book: SequenceBook, broker_rack: str | None = None
+              ) -> list[UsageRecord]:
         """Everything accumulated since the last drain as numbered records, sorted by
         (window, tenant); the counters are emptied.  Sequences are taken from ``book``,
         which the caller must persist before the records leave the process."""
         traffic: dict[tuple[str, int], list[dict[str, object]]] = {}
         for (window, key), counters in sorted(self._traffic.items()):
-            traffic.setdefault((key.tenant, window), []).append({
+            entry: dict[str, object] = {
                 "principal": key.principal, "client_id": key.client_id, "topic": key.topic,
                 "bytes_in": counters.bytes_in, "bytes_out": counters.bytes_out,
                 "produce_requests": counters.produce_requests,
-                "fetch_requests": counters.fetch_requests})
+                "fetch_requests": counters.fetch_requests}
+            if key.client_rack:
+                entry["client_rack"] = key.client_rack
+            traffic.setdefault((key.tenant, window), []).append(entry)
         storage = {slot: [{"topic": topic, "partition": partition, "hour_start": hour,
                            "stored_bytes": size}
                           for (topic, partition, hour), size in sorted(samples.items())]
@@ -142,7 +151,8 @@ class UsageAccumulator:
                                                       storage.get((tenant, window), [])):
                 sequence = book.take(window)
                 records.append(UsageRecord(tenant, window, sequence, encode_value(
-                    broker_id, window, sequence, tenant, traffic_part, storage_part)))
+                    broker_id, window, sequence, tenant, traffic_part, storage_part,
+                    broker_rack)))
         return records
 
 
@@ -157,9 +167,13 @@ def _chunks(traffic: list[dict[str, object]], storage: list[dict[str, object]]
 
 
 def encode_value(broker_id: int, window: int, sequence: int, tenant: str,
-                 traffic: list[dict[str, object]], storage: list[dict[str, object]]) -> bytes:
-    """The version-1 JSON value of docs/billing.md, compact, fields in the documented order."""
-    return json.dumps({"version": RECORD_VERSION, "broker_id": broker_id,
-                       "window_start": window, "sequence": sequence, "tenant": tenant,
-                       "traffic": traffic, "storage": storage},
-                      separators=(",", ":"), ensure_ascii=False).encode()
+                 traffic: list[dict[str, object]], storage: list[dict[str, object]],
+                 broker_rack: str | None = None) -> bytes:
+    """The version-1 JSON value of docs/billing.md, compact, fields in the documented order
+    (``broker_rack`` only when the broker has one: an optional, additive field)."""
+    value: dict[str, object] = {"version": RECORD_VERSION, "broker_id": broker_id}
+    if broker_rack:
+        value["broker_rack"] = broker_rack
+    value.update({"window_start": window, "sequence": sequence, "tenant": tenant,
+                  "traffic": traffic, "storage": storage})
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()

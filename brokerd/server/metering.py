@@ -139,7 +139,8 @@ class BrokerMetering:
         if not topic:
             return None
         return TrafficKey(principal.tenant, principal.kafka_principal,
-                          request.header.client_id or "", topic)
+                          request.header.client_id or "", topic,
+                          request.body.get("rack_id") or "")
 
     # ---- lifecycle ------------------------------------------------------------------
 
@@ -189,7 +190,8 @@ class BrokerMetering:
         assert self._book is not None
         now = self._clock()
         self._sample_storage(now)
-        records = self._usage.drain(self._broker.config.broker_id, self._book)
+        records = self._usage.drain(self._broker.config.broker_id, self._book,
+                                    self._broker.config.rack)
         self._pending.extend(records)
         if records or not self._book_saved:
             self._book.prune(now)

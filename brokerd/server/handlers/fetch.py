@@ -9,6 +9,12 @@ end: the leader first records their ``fetch_offset`` as their log end offset, wh
 advance the high watermark returned in this very response (and complete acks=all
 produces) and grow the ISR.
 
+Fetch from the closest replica (KIP-392, :mod:`brokerd.server.closest_replica`): a
+consumer's v11+ fetch may be served by a follower, up to the follower's high watermark; a
+leader with ``replica.selector.class`` set answers a consumer whose ``rack_id`` names
+another rack with ``preferred_read_replica`` (and no records) when an in-sync follower
+there holds the fetch offset.
+
 Size limits (KIP-74): ``partition_max_bytes`` caps each partition and ``max_bytes`` the
 whole response, except that the first partition with data always returns at least one
 whole batch, so a batch larger than the limits never blocks a consumer.
@@ -57,6 +63,11 @@ from brokerd.replication.fetch_sessions import (
 from brokerd.replication.rules import epoch_error
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
+from brokerd.server.closest_replica import (
+    NO_PREFERRED_REPLICA,
+    preferred_replica,
+    serving_partition,
+)
 from brokerd.server.tenancy import ApiNames, Gate, Names
 from brokerd.server.tenancy_rules import CLUSTER_DENIED, TOPIC_DENIED, error_only
 from brokerd.server.transfer import RegionList
@@ -65,6 +76,7 @@ from brokerd.storage import StorageError
 if TYPE_CHECKING:
     from brokerd.replication.listeners import Listeners
     from brokerd.replication.partition import Partition
+    from brokerd.server.connection import Connection
     from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
 
@@ -116,6 +128,8 @@ class _FetchRound:
 
     broker: HandlerContext
     body: dict[str, Any]
+    version: int = 0
+    connection: Connection | None = None
     total_bytes: int = 0
     has_error: bool = False
     sent: list[tuple[str, int]] = field(default_factory=list)  # (topic, bytes): metrics
@@ -131,12 +145,20 @@ class _FetchRound:
 
     def _read_partition(self, item: _Wanted, remaining: int) -> _Read:
         wanted, replica_id = item.wanted, self.body["replica_id"]
-        hosted, error = self.broker.leader_partition(item.topic, wanted["partition"])
+        hosted, error = serving_partition(self.broker, item.topic, wanted["partition"],
+                                          replica_id, self.version)
         if hosted is not None:
             error = refusal(hosted, wanted, replica_id)
         if hosted is None or error:
             self.has_error = True
             return _Read(item, _empty(wanted["partition"], error, hosted), 0, True)
+        client_rack = self.body.get("rack_id") if replica_id < 0 else None
+        if client_rack and self.connection is not None and (preferred := preferred_replica(
+                self.broker, hosted, wanted["fetch_offset"], client_rack,
+                self.connection.listener_name)) != NO_PREFERRED_REPLICA:
+            answer = _empty(wanted["partition"], ErrorCode.NONE, hosted)
+            answer["preferred_read_replica"] = preferred
+            return _Read(item, answer, 0, False)
         limit = min(max(wanted["partition_max_bytes"], 0), remaining)
         readable_end = hosted.readable_end(for_replica=replica_id >= 0)
         read_committed = replica_id < 0 and self.body["isolation_level"] == READ_COMMITTED
@@ -245,6 +267,7 @@ class _Context:
                  named: list[tuple[str, int]] | None = None) -> None:
         self.kind, self.error, self.session = kind, error, session
         self.named = named or []
+        self.version = 0
 
     @classmethod
     def open(cls, broker: HandlerContext, body: dict[str, Any]) -> _Context:
@@ -296,7 +319,7 @@ class _Context:
             if not woken.done():
                 woken.set_result(None)
 
-        hosted = [] if self.session is not None else _hosted_leaders(broker, body)
+        hosted = [] if self.session is not None else _serving(broker, body, self.version)
         for_replica = body["replica_id"] >= 0
         if self.session is not None:
             self.session.notify = wake
@@ -352,9 +375,10 @@ def _create_session(broker: HandlerContext, replica_id: int, reads: list[_Read])
     return session.id
 
 
-def _hosted_leaders(broker: HandlerContext, body: dict[str, Any]) -> list[Partition]:
+def _serving(broker: HandlerContext, body: dict[str, Any], version: int) -> list[Partition]:
     return [p for topic in body["topics"] for wanted in topic["partitions"]
-            if (p := broker.replicas.leader(topic["topic"], wanted["partition"])) is not None]
+            if (p := serving_partition(broker, topic["topic"], wanted["partition"],
+                                       body["replica_id"], version)[0]) is not None]
 
 
 def _record_follower_fetch(broker: HandlerContext, replica_id: int, items: list[_Wanted]) -> None:
@@ -386,6 +410,7 @@ async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     body = request.body
     connection, client_id = request.connection, request.header.client_id
     context = _Context.open(broker, body)
+    context.version = request.version
     if context.error:
         return _response([], error=context.error)
     # Follower fetches (replica id >= 0) are replication, exempt from client quotas.
@@ -403,7 +428,7 @@ async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     handler_s = 0.0  # time spent reading, without the long-poll waits
     while True:
         started = time.perf_counter()
-        fetch_round = _FetchRound(broker, body)
+        fetch_round = _FetchRound(broker, body, request.version, connection)
         reads = fetch_round.read(context.items(body))
         handler_s += time.perf_counter() - started
         remaining = deadline - loop.time()

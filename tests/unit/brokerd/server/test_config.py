@@ -93,3 +93,12 @@ def test_metrics_bind_to_the_first_listeners_host_unless_told_otherwise() -> Non
                         ).metrics_bind_address == "0.0.0.0"
     assert build_config({**REQUIRED, "metrics.bind.address": "10.0.0.5"}
                         ).metrics_bind_address == "10.0.0.5"
+
+
+def test_replica_selector_class_is_kafkas_or_refused() -> None:
+    assert build_config(REQUIRED).replica_selector_class is None
+    assert build_config({**REQUIRED, "replica.selector.class": "RackAwareReplicaSelector"}
+                        ).replica_selector_class == (
+        "org.apache.kafka.common.replica.RackAwareReplicaSelector")
+    with pytest.raises(ConfigError, match="replica.selector.class"):
+        build_config({**REQUIRED, "replica.selector.class": "Nearest"})

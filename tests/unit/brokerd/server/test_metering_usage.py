@@ -148,3 +148,17 @@ def test_pending_records_survive_a_restart_byte_for_byte(tmp_path: Path) -> None
     save_pending(tmp_path, [])  # all committed: the file goes
     assert not (tmp_path / "metering-pending.json").exists()
     assert load_pending(tmp_path) == []
+
+
+def test_fetched_bytes_name_the_serving_brokers_rack_and_the_clients() -> None:
+    """KIP-392: the record says which broker (and rack) served the bytes and from which rack
+    the consumer asked, so same-zone egress can be priced apart; without racks the record is
+    exactly the documented one (both fields are optional)."""
+    usage = UsageAccumulator()
+    usage.add_fetch(TrafficKey("acme", "User:acme.orders", "app", "orders", "az-3"), 700, T0)
+    usage.add_fetch(TrafficKey("acme", "User:acme.orders", "app", "orders"), 100, T0)
+    (value,) = values(usage.drain(broker_id=3, book=SequenceBook(), broker_rack="az-3"))
+    assert (value["broker_id"], value["broker_rack"]) == (3, "az-3")
+    assert [(e["bytes_out"], e.get("client_rack")) for e in value["traffic"]] == [
+        (100, None), (700, "az-3")]
+    assert list(value)[:3] == ["version", "broker_id", "broker_rack"]
