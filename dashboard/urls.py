@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import billing, connection, groups, operator, team, tenant, topic_detail
+from .views import billing, connection, groups, operator, security, team, tenant, topic_detail
 
 app_name = "dashboard"
 urlpatterns = [
@@ -40,5 +40,6 @@ urlpatterns = [
     path("ops/tenants/", operator.tenants, name="ops-tenants"),
     path("ops/tenants/<slug:slug>/status/", operator.tenant_status, name="ops-tenant-status"),
     path("ops/brokers/", operator.brokers, name="ops-brokers"),
+    path("ops/security/", security.security, name="ops-security"),
     path("ops/brokers/preferred-election/", operator.preferred_election, name="ops-preferred-election"),
 ]

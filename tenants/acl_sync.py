@@ -169,3 +169,15 @@ def discover(zk: KazooClient) -> list[str]:
                        tenants):
             changes += sync_resource(zk, resource)
     return changes
+
+
+def cluster_rules(zk: KazooClient) -> list[dict[str, object]]:
+    """Every rule the brokers hold, for operators' read-only views; ``managed`` when the
+    control plane holds it as a tenant's row (it wrote it, per ``PublishedAcls``)."""
+    managed = {(p.pattern_type, p.resource_type, p.resource_name, *entry)
+               for p in PublishedAcls.objects.all() for entry in p.entries}
+    return [{"pattern_type": pattern, "resource_type": rtype, "resource_name": name,
+             "principal": principal, "operation": operation, "host": host,
+             "managed": (pattern, rtype, name, principal, operation, host) in managed}
+            for (pattern, rtype, name), data in sorted(published_resources(zk).items())
+            for principal, operation, host in sorted(read_entries(data))]

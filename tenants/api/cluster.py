@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from .. import acl_sync, scram_users, services
-from ..models import PublishedAcls, Reassignment
+from ..models import Reassignment
 from ..reassignment import MoveConflict
 from ..reassignments import ClusterFacts, partition_state, read_facts
 from ..zookeeper import client
@@ -114,14 +114,7 @@ class ClusterAclViewSet(viewsets.ViewSet):
     @extend_schema(responses=s.ClusterAclSerializer(many=True))
     def list(self, request: Request) -> Response:
         try:
-            published = acl_sync.published_resources(client())
+            rules = acl_sync.cluster_rules(client())
         except ZOOKEEPER_ERRORS as exc:
             raise ZooKeeperUnavailable() from exc
-        managed = {(p.pattern_type, p.resource_type, p.resource_name, *entry)
-                   for p in PublishedAcls.objects.all() for entry in p.entries}
-        rules = [{"pattern_type": pattern, "resource_type": rtype, "resource_name": name,
-                  "principal": principal, "operation": operation, "host": host,
-                  "managed": (pattern, rtype, name, principal, operation, host) in managed}
-                 for (pattern, rtype, name), data in sorted(published.items())
-                 for principal, operation, host in sorted(acl_sync.read_entries(data))]
         return Response(s.ClusterAclSerializer(rules, many=True).data)
