@@ -26,6 +26,7 @@ from kazoo.client import KazooClient
 
 from brokerd.protocol import ApiKey as Api
 from brokerd.protocol import ErrorCode
+from tests.integration.brokerd.broker_process import BrokerProcess, WireClient
 from tests.integration.brokerd.tenancy_fixtures import (
     WATCH_PROPAGATION_S,
     ApiKey,
@@ -220,3 +221,25 @@ def test_tenants_need_the_plan_and_the_cluster_permission(secure: SecureBroker,
         future.result(15)
     assert denied.value.args[0].code() == KafkaError.CLUSTER_AUTHORIZATION_FAILED
     assert not zk.exists("/acls/literal/Topic/globex.orders")
+
+
+def test_every_broker_enforces_and_lists_a_rule_another_broker_created(
+        secure: SecureBroker, zk: KazooClient, zk_connect: str, tmp_path: Path) -> None:
+    """CreateAcls on broker 1, DescribeAcls and enforcement on broker 2 (its watch)."""
+    other = BrokerProcess(zk_connect, tmp_path / "logs-2", 2,
+                          properties={"zookeeper.session.timeout.ms": "6000"})
+    other.start()
+    try:
+        assert set(created(operator_admin(secure), [rule("shared", "User:ops")]).values()) == {None}
+        client = WireClient(other.port)
+        matching = {**DESCRIBE_EVERYTHING, "resource_name_filter": "shared"}
+        answer = wait_for(lambda: client.request(Api.DESCRIBE_ACLS, 3, matching)["resources"])
+        assert answer == [{"resource_type": 2, "resource_name": "shared", "pattern_type": 3,
+                           "acls": [{"principal": "User:ops", "host": "*", "operation": 3,
+                                     "permission_type": 3}]}]
+        deleted = client.request(Api.DELETE_ACLS, 3, {"filters": [matching]})
+        assert [m["principal"] for m in deleted["filter_results"][0]["matching_acls"]] == ["User:ops"]
+        assert not zk.exists("/acls/literal/Topic/shared")
+        wait_for(lambda: described(operator_admin(secure)) == set())
+    finally:
+        other.stop()
