@@ -221,12 +221,10 @@ def tenant_view(rule: AclBinding, namespace: TenantNamespace) -> AclBinding | No
     principal = _local_principal(rule.principal, namespace)
     if principal is None:
         return None
-    if rule.resource_type is ResourceType.CLUSTER:
-        name: str | None = rule.name
-    else:
-        name = namespace.to_tenant(rule.name)
-        if name is None or (rule.pattern is PatternType.LITERAL and not name):
-            return None
+    name = rule.name if rule.resource_type is ResourceType.CLUSTER else namespace.to_tenant(
+        rule.name)
+    if name is None or (rule.pattern is PatternType.LITERAL and not name):
+        return None
     return AclBinding(rule.resource_type, rule.pattern, name, principal, rule.host,
                       rule.operation)
 

@@ -14,7 +14,7 @@
 | DEFAULT_RF_WAIT_S   | 10                                   | wait for brokers before capping the RF     |
 | REASSIGNMENT_TRACK_INTERVAL_S | 2                          | how often partition moves are checked (beat) |
 | TOPIC_DISCOVERY_INTERVAL_S | 2                             | topics made over Kafka: discovery (beat) |
-| ACL_DISCOVERY_INTERVAL_S   | 2                             | ACLs made or deleted over Kafka: import (beat) |
+| ACL_DISCOVERY_INTERVAL_S   | 2                             | ACLs made over Kafka: import (beat) |
 | OPERATOR_BOOTSTRAP_SERVERS | BOOTSTRAP_SERVERS             | PLAINTEXT listener the admin client uses |
 | KAFKA_ADMIN_TIMEOUT_S | 5                                  | per admin request of the control plane     |
 | LAG_SNAPSHOT_INTERVAL_S | 5                                | consumer-lag snapshot period (Celery beat) |
