@@ -14,11 +14,12 @@ does not answer.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from brokerd.coordination.zk import CoordinationUnavailableError
 from brokerd.coordination.znodes import DEFAULT_BROKER_CONFIG
 from brokerd.protocol import ErrorCode
+from brokerd.protocol.config_resources import BROKER_RESOURCE, TOPIC_RESOURCE
 from brokerd.server import broker_configs as rules
 from brokerd.server import topic_admin
 from brokerd.server.topic_admin import AdminResult
@@ -92,3 +93,18 @@ def effective_broker_props(broker: HandlerContext) -> dict[str, str]:
                 if key.default is not None}
     return {**defaults, **rules.effective_props(live.static, live.default_layer,
                                                 live.own_layer)}
+
+
+async def alter_resource(broker: HandlerContext, resource: dict[str, Any], change: Change,
+                         validate_only: bool) -> dict[str, Any]:
+    """One resource's answer (AlterConfigs and IncrementalAlterConfigs alike)."""
+    kind, name = resource["resource_type"], resource["resource_name"]
+    if kind == TOPIC_RESOURCE:
+        outcome = await alter_topic_config(broker, name, change, validate_only)
+    elif kind == BROKER_RESOURCE:
+        outcome = await alter_broker_config(broker, name, change, validate_only)
+    else:
+        outcome = AdminResult(ErrorCode.INVALID_REQUEST,
+                              f"cannot alter configs of resource type {kind}")
+    return {"error_code": int(outcome.error_code), "error_message": outcome.error_message,
+            "resource_type": kind, "resource_name": name}

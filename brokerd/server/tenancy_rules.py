@@ -28,7 +28,7 @@ from brokerd.protocol.config_resources import (
 )
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
-from brokerd.server.tenancy import Body, Gate, Guard, Names
+from brokerd.server.tenancy import ApiNames, Body, Gate, Guard, Names
 
 TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 GROUP_DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED
@@ -43,6 +43,18 @@ def topic_config(resource: Body) -> bool:
 
 def broker_config(resource: Body) -> bool:
     return resource.get("resource_type") in (BROKER_RESOURCE, BROKER_LOGGER_RESOURCE)
+
+
+def config_api_names(operation: Op, answers: str) -> ApiNames:
+    """The config APIs' names: a topic resource needs ``operation`` on the topic, a broker
+    (or broker logger) resource on the cluster, which tenants never hold; topic names in
+    the ``answers`` list are mapped back."""
+    return ApiNames(
+        request=(Names(("resources", "resource_name"), Rt.TOPIC, operation, TOPIC_DENIED,
+                       topic_config),
+                 Names(("resources", "resource_name"), Rt.CLUSTER, operation,
+                       CLUSTER_DENIED, broker_config)),
+        response=(Names((answers, "resource_name"), Rt.TOPIC, only_if=topic_config),))
 
 
 def error_only(body: Body, error: ErrorCode) -> Body:

@@ -18,10 +18,8 @@ from typing import TYPE_CHECKING, Any
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.protocol.config_resources import BROKER_RESOURCE, TOPIC_RESOURCE
 from brokerd.security import AclOperation as Op
-from brokerd.security import ResourceType as Rt
 from brokerd.server import broker_configs as rules
-from brokerd.server.tenancy import ApiNames, Names
-from brokerd.server.tenancy_rules import CLUSTER_DENIED, TOPIC_DENIED, broker_config, topic_config
+from brokerd.server.tenancy_rules import config_api_names
 
 if TYPE_CHECKING:
     from brokerd.server.context import HandlerContext
@@ -30,12 +28,7 @@ if TYPE_CHECKING:
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 MIN_VERSION, MAX_VERSION = 1, 4  # v0 removed by Kafka 4.0 (KIP-896)
 # Where this API's names live and which ACL operations they need (server.tenancy).
-TENANCY = ApiNames(
-    request=(Names(("resources", "resource_name"), Rt.TOPIC, Op.DESCRIBE_CONFIGS,
-                   TOPIC_DENIED, topic_config),
-             Names(("resources", "resource_name"), Rt.CLUSTER, Op.DESCRIBE_CONFIGS,
-                   CLUSTER_DENIED, broker_config)),
-    response=(Names(("results", "resource_name"), Rt.TOPIC, only_if=topic_config),))
+TENANCY = config_api_names(Op.DESCRIBE_CONFIGS, "results")
 DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, rules.DEFAULT_CONFIG
 
 

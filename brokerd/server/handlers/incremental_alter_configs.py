@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from brokerd.protocol import ApiKey, ErrorCode
-from brokerd.protocol.config_resources import BROKER_RESOURCE, TOPIC_RESOURCE
+from brokerd.protocol import ApiKey
+from brokerd.protocol.config_resources import TOPIC_RESOURCE
 from brokerd.security import AclOperation as Op
-from brokerd.security import ResourceType as Rt
 from brokerd.server import config_admin
-from brokerd.server.tenancy import ApiNames, Names
-from brokerd.server.tenancy_rules import CLUSTER_DENIED, TOPIC_DENIED, broker_config, topic_config
+from brokerd.server.tenancy_rules import config_api_names
 
 if TYPE_CHECKING:
     from brokerd.server.context import HandlerContext
@@ -27,12 +25,7 @@ if TYPE_CHECKING:
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 MIN_VERSION, MAX_VERSION = 0, 1
 # Where this API's names live and which ACL operations they need (server.tenancy).
-TENANCY = ApiNames(
-    request=(Names(("resources", "resource_name"), Rt.TOPIC, Op.ALTER_CONFIGS,
-                   TOPIC_DENIED, topic_config),
-             Names(("resources", "resource_name"), Rt.CLUSTER, Op.ALTER_CONFIGS,
-                   CLUSTER_DENIED, broker_config)),
-    response=(Names(("responses", "resource_name"), Rt.TOPIC, only_if=topic_config),))
+TENANCY = config_api_names(Op.ALTER_CONFIGS, "responses")
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
@@ -61,29 +54,20 @@ def apply_operations(current: dict[str, str], operations: list[dict[str, Any]],
     return updated
 
 
+def _defaults(broker: HandlerContext, resource: dict[str, Any]) -> dict[str, str]:
+    """The values APPEND and SUBTRACT start from when the stored config lacks the key."""
+    if resource["resource_type"] == TOPIC_RESOURCE:
+        metadata = broker.cache.topic(resource["resource_name"])
+        return broker.log_config_for(metadata.config).to_props() if metadata else {}
+    return config_admin.effective_broker_props(broker)
+
+
 async def _alter(broker: HandlerContext, resource: dict[str, Any], validate_only: bool
                  ) -> dict[str, Any]:
-    kind, name = resource["resource_type"], resource["resource_name"]
-    result = {"error_code": 0, "error_message": None, "resource_type": kind,
-              "resource_name": name}
-    operations = resource["configs"]
-    if kind == TOPIC_RESOURCE:
-        metadata = broker.cache.topic(name)
-        defaults = (broker.log_config_for(metadata.config).to_props()
-                    if metadata is not None else {})
-        outcome = await config_admin.alter_topic_config(
-            broker, name, lambda current: apply_operations(current, operations, defaults),
-            validate_only)
-    elif kind == BROKER_RESOURCE:
-        defaults = config_admin.effective_broker_props(broker)
-        outcome = await config_admin.alter_broker_config(
-            broker, name, lambda current: apply_operations(current, operations, defaults),
-            validate_only)
-    else:
-        return {**result, "error_code": int(ErrorCode.INVALID_REQUEST),
-                "error_message": f"cannot alter configs of resource type {kind}"}
-    return {**result, "error_code": int(outcome.error_code),
-            "error_message": outcome.error_message}
+    operations, defaults = resource["configs"], _defaults(broker, resource)
+    return await config_admin.alter_resource(
+        broker, resource, lambda current: apply_operations(current, operations, defaults),
+        validate_only)
 
 
 async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -22,9 +23,16 @@ from confluent_kafka.admin import (
 )
 from kazoo.client import KazooClient
 
-from brokerd.protocol import ApiKey
+from brokerd.protocol import ApiKey, ErrorCode
 from tests.integration.brokerd.broker_process import BrokerProcess, WireClient
-from tests.integration.brokerd.tenancy_fixtures import wait_for
+from tests.integration.brokerd.tenancy_fixtures import (
+    add_api_key,
+    grant_tenant_admin,
+    login,
+    set_tenant,
+    start_secure_broker,
+    wait_for,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -174,3 +182,30 @@ def test_cluster_default_applies_live_on_every_broker_and_legacy_alter_replaces(
         "2", ConfigSource.DYNAMIC_BROKER_CONFIG.value)
     assert configs["message.max.bytes"].source == (
         ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value)
+
+
+def test_tenants_may_neither_describe_nor_alter_broker_configs(
+        zk_connect: str, zk: KazooClient, tmp_path: Path) -> None:
+    secure = start_secure_broker(zk_connect, tmp_path)
+    try:
+        set_tenant(zk, "acme")
+        key = add_api_key(zk, "acme", "app")
+        grant_tenant_admin(zk, key, "acme")
+        client = login(secure.sasl_port, key)
+        resource = {"resource_type": 4, "resource_name": "1"}
+        described = client.request(ApiKey.DESCRIBE_CONFIGS, 4, {
+            "resources": [{**resource, "configuration_keys": None}],
+            "include_synonyms": False, "include_documentation": False})
+        assert described["results"][0]["error_code"] == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        assert described["results"][0]["configs"] == []
+        altered = client.request(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, {"resources": [
+            {**resource, "configs": [{"name": "message.max.bytes", "config_operation": 0,
+                                      "value": "1"}]}], "validate_only": False})
+        assert altered["responses"][0]["error_code"] == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        legacy = client.request(ApiKey.ALTER_CONFIGS, 2, {"resources": [
+            {**resource, "configs": [{"name": "message.max.bytes", "value": "1"}]}],
+            "validate_only": False})
+        assert legacy["responses"][0]["error_code"] == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        assert zk.exists("/config/brokers/1") is None
+    finally:
+        secure.stop()
