@@ -67,7 +67,7 @@ def _commit(secure: SecureBroker, key: ApiKey, value: bytes, open_after: bool = 
     return producer
 
 
-def _committed_values(secure: SecureBroker, key: ApiKey) -> list[bytes]:
+def _committed_values(secure: SecureBroker, key: ApiKey) -> list[bytes | None]:
     consumer = Consumer({**confluent_auth(secure, key), "group.id": "reader",
                          "isolation.level": "read_committed", "enable.auto.commit": False})
     consumer.assign([TopicPartition("orders", 0, 0)])

@@ -48,14 +48,14 @@ def _bytes_out(broker: BrokerProcess, topic: str) -> float:
     return float(match.group(1)) if match else 0.0
 
 
-def _consume_all(bootstrap: str, topic: str, rack: str | None) -> list[bytes]:
+def _consume_all(bootstrap: str, topic: str, rack: str | None) -> list[bytes | None]:
     config = {"bootstrap.servers": bootstrap, "group.id": f"g-{rack}",
               "enable.auto.commit": False, "fetch.wait.max.ms": 100}
     if rack is not None:
         config["client.rack"] = rack
     consumer = Consumer(config)
     consumer.assign([TopicPartition(topic, 0, 0)])
-    values: list[bytes] = []
+    values: list[bytes | None] = []
     deadline = time.monotonic() + 60
     try:
         while len(values) < RECORDS and time.monotonic() < deadline:

@@ -77,8 +77,9 @@ def _copy(cluster: Cluster, stop_after: int | None = None,
                 try:
                     producer.begin_transaction()
                     for message in messages:
-                        producer.produce(OUTPUT, b"copy-" + message.value(),
-                                         partition=message.partition())
+                        value, partition = message.value(), message.partition()
+                        assert value is not None and partition is not None, message
+                        producer.produce(OUTPUT, b"copy-" + value, partition=partition)
                     positions = consumer.position(consumer.assignment())
                     producer.send_offsets_to_transaction(
                         positions, consumer.consumer_group_metadata(), 60)
@@ -119,7 +120,9 @@ def _read_output(cluster: Cluster) -> list[bytes]:
         while time.monotonic() - quiet < 5:
             for message in consumer.consume(500, 0.5):
                 if message.error() is None:
-                    seen.append(message.value())
+                    value = message.value()
+                    assert value is not None, "every copy has a value"
+                    seen.append(value)
                     quiet = time.monotonic()
     finally:
         consumer.close()
