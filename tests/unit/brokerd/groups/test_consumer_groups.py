@@ -156,7 +156,7 @@ def test_a_partition_moves_only_after_its_owner_released_it() -> None:
 
 def test_leave_frees_partitions_for_the_others() -> None:
     h = Harness()
-    members = {"a": (0, []), "b": (0, [])}
+    members: dict[str, tuple[int, list[int]]] = {"a": (0, []), "b": (0, [])}
     for name in members:
         response = h.hb(name, 0)
         members[name] = (response["member_epoch"], assigned(response) or [])
