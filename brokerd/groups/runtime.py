@@ -324,7 +324,8 @@ class GroupCoordinator:
             if owned.loading:
                 error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
             else:
-                groups.extend(owned.shard.list_groups(body["states_filter"]))
+                groups.extend(owned.shard.list_groups(body["states_filter"],
+                                                      body.get("types_filter") or []))
         return {"error_code": error, "groups": groups}
 
     # -- machinery -------------------------------------------------------------------------

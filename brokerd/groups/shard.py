@@ -260,15 +260,20 @@ class GroupShard:
 
     # -- group administration APIs ---------------------------------------------------------
 
-    def list_groups(self, states_filter: list[str]) -> list[dict[str, Any]]:
+    def list_groups(self, states_filter: list[str],
+                    types_filter: list[str] | None = None) -> list[dict[str, Any]]:
+        """Both kinds of group; filters compare case-insensitively, as Kafka's."""
         wanted = {state.lower() for state in states_filter}
+        types = {kind.lower() for kind in types_filter or ()}
         rows = [
             {"group_id": group.group_id, "protocol_type": group.protocol_type or "",
-             "group_state": group.state.value}
+             "group_state": group.state.value, "group_type": "classic"}
             for group in self.groups.values()
         ]
         rows.extend(self.consumer.list_row(group) for group in self.consumer.groups.values())
-        return [row for row in rows if not wanted or row["group_state"].lower() in wanted]
+        return [row for row in rows
+                if (not wanted or row["group_state"].lower() in wanted)
+                and (not types or row["group_type"] in types)]
 
     def describe_group(self, group_id: str) -> Response:
         """A group's summary; unknown groups are described as Dead, as Kafka does (v0-5).

@@ -487,7 +487,7 @@ class ConsumerGroups:
 
     def list_row(self, group: ConsumerGroup) -> dict[str, Any]:
         return {"group_id": group.group_id, "protocol_type": CONSUMER_PROTOCOL_TYPE,
-                "group_state": group.state.value}
+                "group_state": group.state.value, "group_type": "consumer"}
 
     def commit_error(self, group: ConsumerGroup, member_id: str,
                      member_epoch: int) -> ErrorCode:

@@ -1,10 +1,11 @@
-"""ListGroups (api key 16), versions 0-4."""
+"""ListGroups (api key 16), versions 0-5."""
 
 from brokerd.protocol.api_keys import ApiKey
 from brokerd.protocol.schema import INT16, INT32, STRING, ApiMessage, Array, Field, Struct
 
 REQUEST = Struct(
     Field("states_filter", Array(STRING), "4+"),
+    Field("types_filter", Array(STRING), "5+"),
 )
 
 RESPONSE = Struct(
@@ -14,7 +15,8 @@ RESPONSE = Struct(
         Field("group_id", STRING),
         Field("protocol_type", STRING),
         Field("group_state", STRING, "4+"),
+        Field("group_type", STRING, "5+"),
     ))),
 )
 
-MESSAGE = ApiMessage(ApiKey.LIST_GROUPS, 0, 4, 3, REQUEST, RESPONSE)
+MESSAGE = ApiMessage(ApiKey.LIST_GROUPS, 0, 5, 3, REQUEST, RESPONSE)

@@ -1,4 +1,5 @@
-"""ListGroups (16) v0-4: the groups this broker coordinates (v4 filters by state).
+"""ListGroups (16) v0-5: the groups this broker coordinates (v4 filters by state, v5 by
+type: ``classic`` or ``consumer``, KIP-848).
 
 The group coordinator (``brokerd.groups``) holds all the logic; this module only routes.
 """
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.LIST_GROUPS
-MIN_VERSION, MAX_VERSION = 0, 4
+MIN_VERSION, MAX_VERSION = 0, 5
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
     response=(Names(("groups", "group_id"), Rt.GROUP, Op.DESCRIBE),))

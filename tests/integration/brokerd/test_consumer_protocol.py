@@ -158,11 +158,13 @@ def test_classic_and_consumer_groups_side_by_side(
         wait_for(lambda: len(member.records) >= 40, 30, "the consumer group's 40 records")
         wait_for(lambda: CommittedOffsetsWatch(broker.port, "new-side", "side", 2).fetch(wire)
                  == {0: 20, 1: 20}, 10, "the consumer group's commits")
-        listed = {g["group_id"]: g for g in wire.request(ApiKey.LIST_GROUPS, 4, {
-            "states_filter": []})["groups"]}
+        listed = {g["group_id"]: g for g in wire.request(ApiKey.LIST_GROUPS, 5, {
+            "states_filter": [], "types_filter": []})["groups"]}
         assert listed["classic-side"]["group_state"] == "Empty"
+        assert listed["classic-side"]["group_type"] == "classic"
         assert listed["new-side"]["protocol_type"] == "consumer"
         assert listed["new-side"]["group_state"] == "Stable"
+        assert listed["new-side"]["group_type"] == "consumer"
         (classic_view,) = wire.request(ApiKey.DESCRIBE_GROUPS, 5, {
             "groups": ["new-side"], "include_authorized_operations": False})["groups"]
         assert classic_view["group_state"] == "Stable" and len(classic_view["members"]) == 1

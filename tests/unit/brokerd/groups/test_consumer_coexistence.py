@@ -76,7 +76,9 @@ def test_listings_and_deletion_cover_both_kinds() -> None:
     consumer_hb(h, "a", 0, group="new")
     rows = {row["group_id"]: row for row in h.shard.list_groups([])}
     assert rows["new"] == {"group_id": "new", "protocol_type": "consumer",
-                           "group_state": "Stable"}
+                           "group_state": "Stable", "group_type": "consumer"}
+    assert rows["classic"]["group_type"] == "classic"
+    assert [r["group_id"] for r in h.shard.list_groups([], ["Consumer"])] == ["new"]
     assert rows["classic"]["protocol_type"] == "consumer"
     assert rows["classic"]["group_state"] == "CompletingRebalance"
     assert [r["group_id"] for r in h.shard.list_groups(["stable"])] == ["new"]
