@@ -28,7 +28,8 @@ SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[Healt
 
 
 def test_every_listed_api_has_a_schema() -> None:
-    assert len(SCHEMA_VERSIONS) == 28
+    # one schema module per API: none shadows another's key (the count was a stale constant)
+    assert len(SCHEMA_VERSIONS) == len(ALL_MESSAGES)
     assert len(CASES) == sum(hi - lo + 1 for lo, hi in SCHEMA_VERSIONS.values())
 
 
