@@ -157,15 +157,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def high_watermark(consumer: Consumer, topic: str, partition: int) -> int:
+    """Asked of the partition's leader; retried for up to 30 s, as a client retries, while
+    leadership still settles after a fault (NOT_LEADER_OR_FOLLOWER, a leader not yet known)."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return int(consumer.get_watermark_offsets(TopicPartition(topic, partition),
+                                                      timeout=10)[1])
+        except Exception as exc:
+            if time.monotonic() > deadline:
+                raise
+            print(f"high watermark of {topic}-{partition}: {exc}; retrying", flush=True)
+            time.sleep(1)
+
+
 def final(args: argparse.Namespace) -> int:
     """Every record of every partition, read with a group-less consumer."""
     consumer = Consumer({"bootstrap.servers": args.bootstrap, "group.id": "final-read",
                          "enable.auto.commit": False, "enable.partition.eof": True})
-    ends = {}
-    for partition in range(args.partitions):
-        _, high = consumer.get_watermark_offsets(TopicPartition(args.topic, partition),
-                                                   timeout=10)
-        ends[partition] = high
+    ends = {p: high_watermark(consumer, args.topic, p) for p in range(args.partitions)}
     consumer.assign([TopicPartition(args.topic, p, 0) for p in range(args.partitions)])
     history = History(Path(args.out))
     positions = {partition: 0 for partition in ends}

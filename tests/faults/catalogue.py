@@ -1,0 +1,97 @@
+"""The faults, each a function of the cluster and the partitions' current leaders that
+applies the fault and returns a :class:`Fault` saying how to heal it and whom it hit.
+
+Shared by the fault tests (one fault each, with an assertion of its effect) and
+``bench/chaos.py`` (a random schedule of them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tests.faults.cluster import FaultCluster
+
+ZOOKEEPER = ("zk1", "zk2", "zk3")
+BROKER_IDS = (1, 2, 3)
+
+
+@dataclass
+class Fault:
+    heal: Callable[[], None]
+    target: int | str  # the broker id (or ZooKeeper node) the fault hit
+
+
+FaultFunction = Callable[[FaultCluster, dict[int, int]], Fault]
+
+
+def isolated_follower(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
+    follower = next(b for b in BROKER_IDS if b != leaders[0])
+    cluster.network.isolate(f"b{follower}")
+    return Fault(cluster.network.heal, follower)
+
+
+def isolated_leader(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
+    cluster.network.isolate(f"b{leaders[0]}")
+    return Fault(cluster.network.heal, leaders[0])
+
+
+def leader_without_zookeeper(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
+    cluster.network.isolate(f"b{leaders[0]}", list(ZOOKEEPER))
+    return Fault(cluster.network.heal, leaders[0])
+
+
+def brokers_split(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
+    alone = leaders[0]
+    cluster.network.isolate(f"b{alone}", [f"b{b}" for b in BROKER_IDS if b != alone])
+    return Fault(cluster.network.heal, alone)
+
+
+def zookeeper_leader_paused(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
+    paused = cluster.zookeeper_leader()
+    cluster.pause(paused)
+    return Fault(lambda: cluster.resume(paused), paused)
+
+
+def zookeeper_follower_paused(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
+    leader = cluster.zookeeper_leader()
+    paused = next(member for member in ZOOKEEPER if member != leader)
+    cluster.pause(paused)
+    return Fault(lambda: cluster.resume(paused), paused)
+
+
+def zookeeper_quorum_lost(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
+    for member in ZOOKEEPER[1:]:
+        cluster.network.isolate(member)
+    return Fault(cluster.network.heal, "zk2+zk3")
+
+
+def leaders_killed(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
+    """kill -9 of partition 0's leader and of partition 1's (when another broker); both
+    restart when healed."""
+    killed = sorted({leaders[0], leaders[1]})
+    for broker_id in killed:
+        cluster.kill(f"b{broker_id}")
+
+    def heal() -> None:
+        for broker_id in killed:
+            cluster.start_broker(broker_id)
+    return Fault(heal, leaders[0])
+
+
+def full_disk(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
+    """Partition 0's leader's log dir filled to the last block; healed by freeing the
+    space and starting the broker again (a broker without an online log dir halts)."""
+    ballast = cluster.fill_disk(leaders[0])
+
+    def heal() -> None:
+        ballast.unlink()
+        if not cluster.running(f"b{leaders[0]}"):
+            cluster.start_broker(leaders[0])
+    return Fault(heal, leaders[0])
+
+
+FAULTS: dict[str, FaultFunction] = {function.__name__.replace("_", "-"): function for function in (
+    isolated_follower, isolated_leader, leader_without_zookeeper, brokers_split,
+    zookeeper_leader_paused, zookeeper_follower_paused, zookeeper_quorum_lost,
+    leaders_killed, full_disk)}
