@@ -45,6 +45,7 @@ from brokerd.server.internal_topics import LeadershipFollower
 from brokerd.server.listener import Listener
 from brokerd.server.live_configs import LiveBrokerConfigs
 from brokerd.server.log_cleaning import CleanerLoop
+from brokerd.server.log_dir_failure import LogDirFailureHandler
 from brokerd.server.metadata_cache import MetadataCache
 from brokerd.server.metering import BrokerMetering
 from brokerd.server.metrics import BrokerProbe
@@ -79,8 +80,8 @@ class Broker:
         self.metering = BrokerMetering(self)
         self.probe = BrokerProbe(self.replicas.log_sizes, lambda: self.quotas.latest_metrics)
         self.security = SecurityState(config.super_users, config.max_connections_per_ip)
-        self.listeners = [Listener(endpoint, self) for endpoint in config.listeners]
         self.live_configs = LiveBrokerConfigs(self)
+        self.listeners = [Listener(endpoint, self) for endpoint in config.listeners]
         self.coordinator: ZkCoordinator | None = None
         self.producer_ids = ProducerIdAllocator(self._allocate_producer_id_block)
         self.groups = GroupCoordinator(ReplicaOffsetsLog(self.replicas), group_config(config))
@@ -119,6 +120,7 @@ class Broker:
                 self.config.leader_imbalance_check_interval_seconds
                 if self.config.auto_leader_rebalance_enable else None))
         self.replicas.isr_store = self.coordinator
+        self.replicas.on_log_dir_failure = LogDirFailureHandler(self.coordinator.close)
         await self.coordinator.start()
         await self.coordinator.watch_security(self.security, self.quotas)
         await self.coordinator.barrier()
