@@ -23,7 +23,13 @@ import pytest
 
 from brokerd.protocol import ApiKey, ErrorCode
 from tests.integration.brokerd.broker_process import BrokerProcess, WireClient
-from tests.integration.brokerd.test_groups import create_topic
+from tests.integration.brokerd.test_groups import (
+    PARTITIONS,
+    covers_evenly,
+    create_topic,
+    shares,
+    values_read,
+)
 from tests.integration.brokerd.test_groups_harness import (
     CommittedOffsetsWatch,
     ConsumerProcess,
@@ -34,7 +40,6 @@ from tests.integration.brokerd.test_groups_harness import (
 
 pytestmark = pytest.mark.integration
 
-PARTITIONS = 6
 SESSION_S = 6.0
 HEARTBEAT_MS = 500
 # Survivors are given the partitions at their first heartbeat after the expiry.
@@ -44,20 +49,6 @@ BROKER_PROPS = {"group_consumer_session_timeout_ms": str(int(SESSION_S * 1000)),
                 "offsets_topic_num_partitions": "10",
                 "group_initial_rebalance_delay_ms": "0"}
 CLIENT = "confluent-consumer"
-
-
-def shares(consumers: list[ConsumerProcess]) -> list[list[int]]:
-    return [consumer.assignment for consumer in consumers]
-
-
-def covers_evenly(consumers: list[ConsumerProcess]) -> bool:
-    assigned = [p for share in shares(consumers) for p in share]
-    return sorted(assigned) == list(range(PARTITIONS)) and {
-        len(share) for share in shares(consumers)} == {PARTITIONS // len(consumers)}
-
-
-def values_read(consumers: list[ConsumerProcess]) -> Counter[str]:
-    return Counter(value for consumer in consumers for _, _, value in list(consumer.records))
 
 
 def describe(wire: WireClient, group: str) -> dict:
