@@ -164,10 +164,12 @@ def _check_partition_limit(tenant: Tenant, extra: int) -> None:
 @transaction.atomic
 def create_topic(actor: Actor, tenant: Tenant, *, name: str, partitions: int,
                  replication_factor: int | None = None, configs: dict[str, str] | None = None) -> Topic:
-    """Save a topic; ``replication_factor`` None is the cluster default, resolved when placed."""
+    """Save a topic; ``replication_factor`` None is the plan's factor, or when the plan sets
+    none the cluster default, resolved when placed."""
     configs = configs or {}
     Tenant.objects.select_for_update().filter(pk=tenant.pk).first()  # serialise limit checks
     _check_partition_limit(tenant, partitions)
+    replication_factor = _plan_replication_factor(actor, tenant, replication_factor)
     topic = Topic(tenant=tenant, name=name, partitions=partitions,
                   replication_factor=replication_factor, configs=configs)
     if TopicDeletion.objects.filter(topic=topic.physical_name).exists():
@@ -178,6 +180,21 @@ def create_topic(actor: Actor, tenant: Tenant, *, name: str, partitions: int,
            replication_factor=replication_factor, configs=configs)
     publish_on_commit(tasks.publish_topic, topic.physical_name)
     return topic
+
+
+def _plan_replication_factor(actor: Actor, tenant: Tenant, requested: int | None) -> int | None:
+    """The plan decides a tenant's replication factor, as brokerd does for a tenant's
+    CreateTopics over Kafka: unset gets the plan's, another one is refused, except to an
+    operator, who chooses freely (as on the operator listener)."""
+    allowed = tenant.plan.replication_factor
+    if allowed is None or requested is None:
+        return allowed if requested is None else requested
+    user = acting_user(actor)
+    if requested != allowed and not (user is not None and user.is_staff):
+        raise ValidationError({"replication_factor": (
+            f"replication factor {requested} is not allowed: plan {tenant.plan.slug}'s topics "
+            f"have replication factor {allowed}")})
+    return allowed
 
 
 @transaction.atomic

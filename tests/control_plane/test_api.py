@@ -89,6 +89,26 @@ def test_topic_validation(make_tenant, admin_api) -> None:  # type: ignore[no-un
     assert not Topic.objects.exists()
 
 
+def test_the_plan_decides_a_tenants_replication_factor(  # type: ignore[no-untyped-def]
+        make_tenant, admin_api, operator_api) -> None:
+    tenant = make_tenant("acme")
+    tenant.plan.replication_factor = 3
+    tenant.plan.save()
+    api = admin_api(tenant)
+    refused = api.post("/api/v1/tenants/acme/topics/",
+                       {"name": "fragile", "partitions": 1, "replication_factor": 1}, format="json")
+    assert refused.status_code == 400
+    assert "topics have replication factor 3" in str(refused.json()["replication_factor"])
+    assert api.post("/api/v1/tenants/acme/topics/", {"name": "orders", "partitions": 1},
+                    format="json").status_code == 201
+    assert Topic.objects.get(name="orders").replication_factor == 3
+    # Operators keep full control.
+    assert operator_api.post("/api/v1/tenants/acme/topics/", {
+        "name": "scratch", "partitions": 1, "replication_factor": 1},
+        format="json").status_code == 201
+    assert Topic.objects.get(name="scratch").replication_factor == 1
+
+
 def test_quota_validation(make_tenant, admin_api) -> None:  # type: ignore[no-untyped-def]
     api = admin_api(make_tenant("acme"))
     api.post("/api/v1/tenants/acme/principals/", {"name": "svc"}, format="json")
