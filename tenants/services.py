@@ -194,7 +194,7 @@ def _plan_replication_factor(actor: Actor, tenant: Tenant, requested: int | None
         raise ValidationError({"replication_factor": (
             f"replication factor {requested} is not allowed: plan {tenant.plan.slug}'s topics "
             f"have replication factor {allowed}")})
-    return allowed
+    return requested
 
 
 @transaction.atomic
