@@ -21,6 +21,7 @@ from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 from selenium import webdriver
 from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import Select
 
 from tests.integration.brokerd.tenancy_fixtures import CERTS_SCRIPT, SecureBroker, start_secure_broker
@@ -82,6 +83,13 @@ def create_key(driver: webdriver.Chrome, stack: Stack, account: str) -> tuple[st
     return text(driver, "new-key-id"), secret, snippets
 
 
+def attribute(element: WebElement, name: str) -> str:
+    """An attribute the element must have (a link's href, the one it was selected by)."""
+    value = element.get_attribute(name)
+    assert value is not None, f"no {name} attribute on <{element.tag_name}>"
+    return value
+
+
 def browser_fetch(driver: webdriver.Chrome, path: str, body: dict | None = None) -> dict:
     """``fetch`` in the signed-in page (its session cookie; CSRF token for a POST)."""
     return driver.execute_async_script("""
@@ -123,9 +131,10 @@ def test_pasted_snippets_with_the_downloaded_ca_produce_and_consume_over_tls(  #
     chrome.execute_script("arguments[0].scrollIntoView({block: 'center'})", link)
     chrome.save_screenshot(str(SCREENSHOTS / "20-api-key-with-ca-download.png"))
 
-    downloaded = browser_fetch(chrome, link.get_attribute("href"))
+    downloaded = browser_fetch(chrome, attribute(link, "href"))
     assert downloaded["status"] == 200 and "BEGIN CERTIFICATE" in downloaded["text"]
-    assert downloaded["text"] == tls_broker.ca_file.read_text()  # type: ignore[union-attr]
+    assert tls_broker.ca_file is not None  # the fixture starts it with TLS
+    assert downloaded["text"] == tls_broker.ca_file.read_text()
     workdir = tmp_path / "user"
     workdir.mkdir()
     (workdir / CA_FILE).write_text(downloaded["text"])
@@ -232,7 +241,7 @@ def test_topic_page_config_edit_and_message_browser(  # type: ignore[no-untyped-
         wait(chrome, lambda d: d.find_elements(By.ID, "result"))
 
     read(key, secret, partition="0", max_records="10")
-    offsets = [int(r.get_attribute("data-offset")) for r in chrome.find_elements(
+    offsets = [int(attribute(r, "data-offset")) for r in chrome.find_elements(
         By.CSS_SELECTOR, "#records tbody tr[data-offset]")]
     assert offsets == list(range(5, 15)), text(chrome, "result")  # the newest 10 of 15
     first = chrome.find_element(By.CSS_SELECTOR, "#records tbody tr[data-offset]")
