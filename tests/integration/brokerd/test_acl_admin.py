@@ -243,3 +243,34 @@ def test_every_broker_enforces_and_lists_a_rule_another_broker_created(
         wait_for(lambda: described(operator_admin(secure)) == set())
     finally:
         other.stop()
+
+
+def test_kafka_python_manages_acls_too(secure: SecureBroker) -> None:
+    from kafka.admin import (
+        ACL,
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        KafkaAdminClient,
+        ResourcePattern,
+        ResourcePatternFilter,
+    )
+    from kafka.admin import ResourceType as KpResourceType
+
+    admin = KafkaAdminClient(bootstrap_servers=secure.process.bootstrap)
+    try:
+        acl = ACL("User:kp", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
+                  ResourcePattern(KpResourceType.TOPIC, "kp-topic", ACLResourcePatternType.LITERAL))
+        assert len(admin.create_acls([acl])["succeeded"]) == 1
+        everything = ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY,
+                               ResourcePatternFilter(KpResourceType.ANY, None,
+                                                     ACLResourcePatternType.ANY))
+        listed, _ = admin.describe_acls(everything)
+        assert [(a.principal, a.resource_pattern.resource_name) for a in listed] == [
+            ("User:kp", "kp-topic")]
+        [(_, deleted, _)] = admin.delete_acls([everything])
+        assert [a.principal for a in deleted] == ["User:kp"]
+        assert admin.describe_acls(everything)[0] == []
+    finally:
+        admin.close()
