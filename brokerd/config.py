@@ -131,6 +131,9 @@ class BrokerConfig:
     ssl_keystore_location: Path | None = None
     max_connections_per_ip: int = 2_147_483_647
     connections_max_idle_ms: int = 600_000
+    # KIP-368: SASL sessions last this long (answered as session_lifetime_ms); a client must
+    # re-authenticate before then or its next request closes the connection.  0: forever.
+    connections_max_reauth_ms: int = 0
     # Compaction: Kafka's log.cleaner.enable and log.cleaner.backoff.ms (idle sleep).
     log_cleaner_enable: bool = True
     log_cleaner_backoff_ms: int = 15_000
@@ -139,9 +142,6 @@ class BrokerConfig:
     metering_flush_interval_ms: int = 60_000
     metering_topic_num_partitions: int = 12
     # Replication (docs/brokerd.md, "Replication"), Kafka's keys and defaults.  Followers
-    # KIP-368: SASL sessions last this long (answered as session_lifetime_ms); a client must
-    # re-authenticate before then or its next request closes the connection.  0: forever.
-    connections_max_reauth_ms: int = 0
     # fetch from leaders over the listener named ``inter.broker.listener.name``.
     inter_broker_listener_name: str = "PLAINTEXT"
     replica_lag_time_max_ms: int = 30_000
@@ -300,6 +300,7 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         if props.get("ssl.keystore.location") else None,
         max_connections_per_ip=_as_int(props, "max.connections.per.ip", 2_147_483_647),
         connections_max_idle_ms=_as_int(props, "connections.max.idle.ms", 600_000),
+        connections_max_reauth_ms=_as_int(props, "connections.max.reauth.ms", 0),
         metering_flush_interval_ms=_as_int(props, "metering.flush.interval.ms", 60_000),
         metering_topic_num_partitions=_as_int(props, "metering.topic.num.partitions", 12),
         inter_broker_listener_name=props.get("inter.broker.listener.name", "PLAINTEXT"),
@@ -320,7 +321,6 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         controlled_shutdown_timeout_ms=_as_int(props, "controlled.shutdown.timeout.ms", 30_000),
     )
     if config.broker_id < 0:
-        connections_max_reauth_ms=_as_int(props, "connections.max.reauth.ms", 0),
         raise ConfigError("broker.id must be a non-negative integer")
     if config.num_partitions < 1 or config.default_replication_factor < 1:
         raise ConfigError("num.partitions and default.replication.factor must be >= 1")
@@ -337,6 +337,8 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
     tls = [e.url for e in listeners if e.name in ("SSL", "SASL_SSL")]
     if tls and config.ssl_keystore_location is None:
         raise ConfigError(f"ssl.keystore.location is required by {', '.join(tls)}")
+    if config.connections_max_reauth_ms < 0:
+        raise ConfigError("connections.max.reauth.ms must be >= 0")
     if config.max_connections_per_ip < 1 or config.connections_max_idle_ms < 1:
         raise ConfigError("max.connections.per.ip and connections.max.idle.ms must be >= 1")
     if config.metering_flush_interval_ms < 1 or config.metering_topic_num_partitions < 1:
@@ -362,8 +364,6 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
 
 def load_config(config_file: Path | None, overrides: Mapping[str, str | None]) -> BrokerConfig:
     """Read the optional properties file, apply non-None flag overrides, validate."""
-    if config.connections_max_reauth_ms < 0:
-        raise ConfigError("connections.max.reauth.ms must be >= 0")
     props: dict[str, str] = {}
     if config_file is not None:
         try:
