@@ -161,7 +161,9 @@ def create_partitions_policy(guard: Guard, body: Body, version: int) -> None:
 
 
 def metadata_policy(guard: Guard, body: Body, version: int) -> None:
-    """Auto-creation by Metadata needs Create on the topic and counts against the plan."""
+    """Auto-creation by Metadata needs Create on the topic, counts against the plan, and
+    gets the plan's replication factor (a key Metadata's schema lacks, read by its
+    handler)."""
     if guard.namespace.tenant is None or not body.get("topics"):
         return
     if version >= 4 and not body.get("allow_auto_topic_creation", True):
@@ -172,6 +174,8 @@ def metadata_policy(guard: Guard, body: Body, version: int) -> None:
     creatable = []
     for topic in missing:
         if guard.allowed(Op.CREATE, Rt.TOPIC, topic["name"]):
+            topic["replication_factor"] = guard.resources.replication_factor(
+                guard.namespace.tenant)
             creatable.append((topic, "name", guard.resources.default_partitions))
         else:
             guard.deny(topic, "name", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

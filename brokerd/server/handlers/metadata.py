@@ -81,7 +81,9 @@ async def _resolve(broker: HandlerContext, request: Request, wanted: dict[str, A
     allowed = request.version < 4 or request.body.get("allow_auto_topic_creation", True)
     if not (broker.config.auto_create_topics_enable and allowed):
         return error_entry(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    result, _ = await topic_admin.create_topic(broker, name, -1, -1,
+    # A tenant's auto-created topic gets its plan's factor (tenancy_rules.metadata_policy).
+    result, _ = await topic_admin.create_topic(broker, name, -1,
+                                               wanted.get("replication_factor", -1),
                                                timeout_s=AUTO_CREATE_WAIT_S)
     if result.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION:
         return error_entry(name, ErrorCode.INVALID_TOPIC_EXCEPTION)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
@@ -72,6 +72,12 @@ def test_tenant_topics_get_the_plans_factor_and_operators_keep_control(
     assert f"this plan's topics have replication factor {PLAN_FACTOR}" in refused.str()
     assert "fragile" not in tenant.list_topics(timeout=10).topics
     assert _create(tenant, NewTopic("explicit", 1, replication_factor=PLAN_FACTOR)) is None
+
+    # A topic a tenant's producer auto-creates gets the plan's factor too.
+    producer = Producer(confluent_auth(cluster, key))
+    producer.produce("auto", b"v")
+    assert producer.flush(30) == 0
+    assert _factor(tenant, "auto") == PLAN_FACTOR
 
     operator = AdminClient({"bootstrap.servers": cluster.process.bootstrap})
     assert _create(operator, NewTopic("ops-scratch", 1, replication_factor=1)) is None

@@ -205,6 +205,14 @@ def test_create_topics_gets_the_plans_replication_factor_and_refuses_others() ->
     assert "factor 3" in response["topics"][1]["error_message"]
 
 
+def test_metadata_auto_creation_gets_the_plans_replication_factor() -> None:
+    guard = _guard(ApiKey.METADATA, _acl("Create Describe"))
+    body = {"topics": [{"name": "fresh"}, {"name": "orders"}], "allow_auto_topic_creation": True}
+    guard.admit(body, 12)
+    assert body["topics"][0] == {"name": "acme.fresh", "replication_factor": 3}
+    assert "replication_factor" not in body["topics"][1]  # exists: nothing to create
+
+
 @pytest.mark.parametrize(("requested", "assignments", "refused"), [
     (-1, [], False), (3, [], False), (1, [], True), (5, [], True),
     (-1, [{"broker_ids": [1, 2, 3]}, {"broker_ids": [2, 3, 1]}], False),
