@@ -5,6 +5,7 @@ Produce v0-2 advertisement keeps librdkafka compressing; Metadata v0 is still se
 from __future__ import annotations
 
 import logging
+import urllib.request
 
 import confluent_kafka
 import pytest
@@ -56,6 +57,10 @@ def test_kafka_python_pinned_to_kafka_0_10_is_refused_with_unsupported_version(
             producer.send("floor-kp", b"v").get(timeout=20)
     finally:
         producer.close(timeout=5)
+    # The broker answered it (the request reached it at v2; the client did not give up).
+    metrics = urllib.request.urlopen(f"http://127.0.0.1:{broker.metrics_port}/metrics",
+                                     timeout=5).read().decode()
+    assert 'kafka_network_requests_total{api="produce",version="2"}' in metrics
 
 
 def test_librdkafka_still_compresses_with_produce_v0_advertised(broker: BrokerProcess) -> None:
