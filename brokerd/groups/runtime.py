@@ -298,9 +298,14 @@ class GroupCoordinator:
     async def offset_fetch(self, body: dict[str, Any], api_version: int) -> Response:
         """Reads need no append and no lock: an acknowledged commit is already replayed."""
         results: list[GroupOffsets] = []
-        for group_id, topics in requested_offsets(body, api_version):
+        members = body["groups"] if api_version >= 9 else None
+        for index, (group_id, topics) in enumerate(requested_offsets(body, api_version)):
             owned, error = self._owner(group_id)
-            rows = [] if owned is None else owned.shard.offset_fetch(group_id, topics)
+            if owned is not None and members is not None:  # v9: a KIP-848 member asking
+                error = owned.shard.consumer.fetch_error(
+                    group_id, members[index]["member_id"], members[index]["member_epoch"])
+            rows = ([] if owned is None or error != ErrorCode.NONE
+                    else owned.shard.offset_fetch(group_id, topics))
             results.append((group_id, error, rows))
         return offset_fetch_response(results, body, api_version)
 

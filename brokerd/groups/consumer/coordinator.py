@@ -505,6 +505,20 @@ class ConsumerGroups:
         return ErrorCode.NONE
 
 
+    def fetch_error(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
+        """OffsetFetch v9 fencing: a request naming a member of a consumer group must come
+        from a current member at its current epoch (admin tools name none)."""
+        group = self.groups.get(group_id)
+        if group is None or (member_id is None and member_epoch < 0):
+            return ErrorCode.NONE
+        member = group.members.get(member_id or "")
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if member_epoch != member.current.member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        return ErrorCode.NONE
+
+
 def remove_member(group: ConsumerGroup, member_id: str) -> None:
     """A member leaves (or is expired or fenced): its partitions become free and the group
     epoch moves so the others are given them."""

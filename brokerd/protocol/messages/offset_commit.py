@@ -1,4 +1,5 @@
-"""OffsetCommit (api key 8), versions 0-8."""
+"""OffsetCommit (api key 8), versions 0-9 (v9: the same fields; a KIP-848 member sends its
+member epoch in ``generation_id_or_member_epoch``)."""
 
 from brokerd.protocol.api_keys import ApiKey
 from brokerd.protocol.schema import INT16, INT32, INT64, STRING, ApiMessage, Array, Field, Struct
@@ -32,4 +33,4 @@ RESPONSE = Struct(
     ))),
 )
 
-MESSAGE = ApiMessage(ApiKey.OFFSET_COMMIT, 0, 8, 8, REQUEST, RESPONSE)
+MESSAGE = ApiMessage(ApiKey.OFFSET_COMMIT, 0, 9, 8, REQUEST, RESPONSE)

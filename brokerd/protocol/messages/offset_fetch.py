@@ -1,4 +1,4 @@
-"""OffsetFetch (api key 9), versions 0-8."""
+"""OffsetFetch (api key 9), versions 0-9."""
 
 from brokerd.protocol.api_keys import ApiKey
 from brokerd.protocol.schema import (
@@ -21,6 +21,8 @@ REQUEST = Struct(
     )), "0-7", nullable="2-7"),
     Field("groups", Array(Struct(
         Field("group_id", STRING, "8+"),
+        Field("member_id", STRING, "9+", nullable="9+", default=None),
+        Field("member_epoch", INT32, "9+", default=-1),
         Field("topics", Array(Struct(
             Field("name", STRING, "8+"),
             Field("partition_indexes", Array(INT32), "8+"),
@@ -58,4 +60,4 @@ RESPONSE = Struct(
     )), "8+"),
 )
 
-MESSAGE = ApiMessage(ApiKey.OFFSET_FETCH, 0, 8, 6, REQUEST, RESPONSE)
+MESSAGE = ApiMessage(ApiKey.OFFSET_FETCH, 0, 9, 6, REQUEST, RESPONSE)

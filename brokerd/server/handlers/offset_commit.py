@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.OFFSET_COMMIT
-MIN_VERSION, MAX_VERSION = 2, 8  # v0-1 removed by Kafka 4.0 (KIP-896)
+MIN_VERSION, MAX_VERSION = 2, 9  # v0-1 removed by Kafka 4.0 (KIP-896)
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
     request=(GROUP_ID, Names(("topics", "name"), Rt.TOPIC, Op.READ, TOPIC_DENIED)),

@@ -1,4 +1,5 @@
-"""OffsetFetch (9) v1-8: a group's committed offsets (v8 batches groups, KIP-709).
+"""OffsetFetch (9) v1-9: a group's committed offsets (v8 batches groups, KIP-709; v9 names
+the KIP-848 member asking, whose epoch must be current).
 v0, which read ZooKeeper-stored offsets, is not served.
 
 The group coordinator (``brokerd.groups``) holds all the logic; this module only routes.
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from brokerd.server.request import Request
 
 API_KEY = ApiKey.OFFSET_FETCH
-MIN_VERSION, MAX_VERSION = 1, 8
+MIN_VERSION, MAX_VERSION = 1, 9
 # Where this API's names live and which ACL operations they need (server.tenancy).
 TENANCY = ApiNames(
     request=(GROUP_ID,

@@ -319,3 +319,13 @@ def test_a_steady_heartbeat_writes_nothing_and_keeps_the_session() -> None:
     assert out.records == [] and out.response is not None
     assert out.response["error_code"] == ErrorCode.NONE and out.response["assignment"] is None
     assert h.groups.next_deadline("g") == 1500
+
+
+def test_offset_fetch_v9_checks_the_member_epoch() -> None:
+    h = Harness()
+    epoch = h.hb("a", 0)["member_epoch"]
+    assert h.groups.fetch_error("g", "a", epoch) == ErrorCode.NONE
+    assert h.groups.fetch_error("g", "a", epoch - 1) == ErrorCode.STALE_MEMBER_EPOCH
+    assert h.groups.fetch_error("g", "zz", epoch) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert h.groups.fetch_error("g", None, -1) == ErrorCode.NONE  # admin tools
+    assert h.groups.fetch_error("classic", "x", 3) == ErrorCode.NONE  # not a consumer group

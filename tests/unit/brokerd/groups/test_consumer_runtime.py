@@ -89,3 +89,21 @@ def test_not_coordinator_answers_in_the_heartbeat_shape() -> None:
         assert (await describe(coordinator))["error_code"] == ErrorCode.NOT_COORDINATOR
 
     run(scenario)
+
+
+def test_offset_fetch_v9_answers_a_stale_member_per_group() -> None:
+    async def scenario() -> None:
+        coordinator = await started(MemoryLog())
+        epoch = (await beat(coordinator, "a", 0))["member_epoch"]
+
+        async def fetch(member_epoch: int) -> int:
+            response = await coordinator.offset_fetch({"require_stable": False, "groups": [
+                {"group_id": "g", "member_id": "a", "member_epoch": member_epoch,
+                 "topics": None}]}, 9)
+            return int(response["groups"][0]["error_code"])
+
+        assert await fetch(epoch) == ErrorCode.NONE
+        assert await fetch(epoch + 1) == ErrorCode.STALE_MEMBER_EPOCH
+        await coordinator.close()
+
+    run(scenario)
