@@ -207,7 +207,8 @@ def test_create_topics_gets_the_plans_replication_factor_and_refuses_others() ->
 
 def test_metadata_auto_creation_gets_the_plans_replication_factor() -> None:
     guard = _guard(ApiKey.METADATA, _acl("Create Describe"))
-    body = {"topics": [{"name": "fresh"}, {"name": "orders"}], "allow_auto_topic_creation": True}
+    body: dict[str, Any] = {"topics": [{"name": "fresh"}, {"name": "orders"}],
+                            "allow_auto_topic_creation": True}
     guard.admit(body, 12)
     assert body["topics"][0] == {"name": "acme.fresh", "replication_factor": 3}
     assert "replication_factor" not in body["topics"][1]  # exists: nothing to create
