@@ -86,3 +86,15 @@ def test_a_child_past_its_grace_is_killed(tmp_path: Path) -> None:
     text = "\n".join(lines)
     assert "sending SIGKILL" in text and "stuck clean" not in text
     assert elapsed < 20  # hang guard only
+
+
+def test_await_zookeeper_keeps_the_commands_stderr(zookeeper_address: str) -> None:
+    """The broker logs to stderr: `make run` showed none of it while the wait script's
+    ``exec 3<>/dev/tcp/… 2>/dev/null`` also redirected the shell's (and so the exec'd
+    command's) stderr for good."""
+    port = zookeeper_address.rsplit(":", 1)[1]
+    done = subprocess.run([str(REPO_ROOT / "scripts" / "await-zookeeper.sh"), port, "sh", "-c",
+                           "echo to-stdout; echo to-stderr >&2"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert done.stdout.strip() == "to-stdout" and done.stderr.strip() == "to-stderr"
