@@ -10,7 +10,10 @@ consumers with ``group.protocol=consumer``.
   an instance id whose previous member did not leave is refused with UNRELEASED_INSTANCE_ID
   until that member's session expires.)
 - Classic and consumer-protocol groups live side by side; ListGroups, DescribeGroups,
-  ConsumerGroupDescribe, OffsetFetch and DeleteGroups serve both.
+  ConsumerGroupDescribe, OffsetFetch and DeleteGroups serve both; a classic group moves to
+  the new protocol by rolling restart without losing its committed offsets.
+- Partitions added to a subscribed topic, and new topics matching a regular expression,
+  are assigned without any client action.
 """
 
 from __future__ import annotations
@@ -219,3 +222,42 @@ def test_classic_group_upgrades_as_members_restart_with_the_new_protocol(
         wire.close()
         for member in members:
             member.stop()
+
+
+def test_added_partitions_and_new_regex_matches_are_picked_up(
+        start_broker: Callable[..., BrokerProcess]) -> None:
+    """No client action: partitions added to a subscribed topic, and a new topic matching a
+    member's regular expression, are assigned at the members' next heartbeats."""
+    from confluent_kafka.admin import AdminClient, NewPartitions  # type: ignore[attr-defined]
+
+    broker = start_broker(**BROKER_PROPS)
+    create_topic(broker.bootstrap, "grow-848", 2)
+    create_topic(broker.bootstrap, "metrics-a", 2)
+    listed = [ConsumerProcess(CLIENT, broker.bootstrap, "grow-848", "grow-group").start()
+              for _ in range(2)]
+    pattern = ConsumerProcess(CLIENT, broker.bootstrap, "^metrics-.*", "regex-group").start()
+    wire = WireClient(broker.port)
+    try:
+        wait_for(lambda: sorted(p for m in listed for p in m.assignment) == [0, 1], 30,
+                 f"two partitions over two members, got {shares(listed)}")
+        wait_for(lambda: len(pattern.assignment) == 2, 30, "metrics-a's partitions")
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_partitions([NewPartitions("grow-848", 4)])["grow-848"].result(10)
+        create_topic(broker.bootstrap, "metrics-b", 3)
+        wait_for(lambda: sorted(p for m in listed for p in m.assignment) == [0, 1, 2, 3]
+                 and {len(m.assignment) for m in listed} == {2}, 15,
+                 f"four partitions 2+2, got {shares(listed)}")
+
+        def regex_assignment() -> dict[str, list[int]]:
+            (member,) = describe(wire, "regex-group")["members"]
+            assert member["subscribed_topic_regex"] == "(^metrics-.*)"  # as librdkafka sends it
+            return {row["topic_name"]: row["partitions"]
+                    for row in member["assignment"]["topic_partitions"]}
+
+        wait_for(lambda: regex_assignment() == {"metrics-a": [0, 1], "metrics-b": [0, 1, 2]},
+                 15, f"metrics-a and metrics-b, got {regex_assignment()}")
+        assert pattern.assignment == [0, 1, 2]  # the client was given them too (by index)
+    finally:
+        wire.close()
+        for consumer in [*listed, pattern]:
+            consumer.stop()
