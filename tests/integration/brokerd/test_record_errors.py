@@ -28,8 +28,11 @@ def _produce_one_batch(bootstrap: str, topic: str, records: list[tuple[bytes | N
                        ) -> list[int]:
     """Produce ``(key, timestamp_ms)`` records as one batch; each record's error code."""
     outcome: dict[int, int] = {}
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 200,
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 1000,
                          "message.timeout.ms": 20000})
+    # Connection and metadata first, so the records below wait out the linger together and
+    # travel as one batch (on a loaded machine they were otherwise seen split).
+    producer.list_topics(topic, timeout=10)
 
     def delivered(index: int):  # type: ignore[no-untyped-def]
         def report(err: KafkaError | None, msg: object) -> None:
