@@ -38,11 +38,16 @@ class ReplicaOffsetsLog:
     coordinator's internal topic such as ``__transaction_state``) led by this broker."""
 
     def __init__(self, replicas: ReplicaManager, commit_timeout_ms: int = 5000,
-                 read_chunk_bytes: int = 1024 * 1024, topic: str = OFFSETS_TOPIC) -> None:
+                 read_chunk_bytes: int = 1024 * 1024, topic: str = OFFSETS_TOPIC,
+                 read_to_log_end: bool = False) -> None:
         self._replicas = replicas
         self._commit_timeout_ms = commit_timeout_ms
         self._read_chunk_bytes = read_chunk_bytes
         self.topic = topic
+        # Replay to the log end, not the high watermark: a new leader's high watermark
+        # lags its log until followers fetch again, and its log is the partition's truth
+        # from now on (Kafka's transaction state loader reads to the log end too).
+        self._read_to_log_end = read_to_log_end
         # Records of transactions (TxnOffsetCommit) the last read found without a marker.
         self._open: dict[int, dict[int, list[tuple[bytes | None, bytes | None]]]] = {}
 
@@ -56,8 +61,9 @@ class ReplicaOffsetsLog:
         return self._hosted(partition).leader_epoch
 
     def read_partition(self, partition: int) -> Iterator[tuple[bytes | None, bytes | None]]:
-        """Records from the log start to the high watermark (committed data only), in
-        chunks so a large partition is never read into memory at once.  Transactional
+        """Records from the log start to the high watermark (committed data only; with
+        ``read_to_log_end``, to the log end), in chunks so a large partition is never
+        read into memory at once.  Transactional
         records (TxnOffsetCommit) appear at their commit marker and never if aborted;
         those still open are kept for :meth:`open_transactions`."""
         held: dict[int, list[tuple[bytes | None, bytes | None]]] = {}
@@ -74,7 +80,7 @@ class ReplicaOffsetsLog:
                  ) -> Iterator[tuple[int, int | None, tuple[bytes | None, bytes | None] | None]]:
         hosted = self._hosted(partition)
         offset = hosted.log_start_offset
-        end = hosted.high_watermark
+        end = hosted.log_end_offset if self._read_to_log_end else hosted.high_watermark
         while offset < end:
             data = hosted.log.read(offset, self._read_chunk_bytes, max_offset=end).read()
             progressed = False

@@ -130,7 +130,13 @@ class MarkerRouter:
         for marker in response["markers"]:
             for answered in marker["topics"]:
                 for result in answered["partitions"]:
-                    return ErrorCode(result["error_code"])
+                    error = ErrorCode(result["error_code"])
+                    # A leader that does not know the topic yet (just restarted, metadata
+                    # still loading) is asked again: only a topic gone from our own
+                    # metadata ends the marker's retries.
+                    if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+                    return error
         return ErrorCode.UNKNOWN_SERVER_ERROR
 
     async def send(self, broker_id: int, api_key: ApiKey, version: int, body: dict[str, Any],
@@ -173,7 +179,8 @@ class TransactionService:
         self.settings = txn_config(config)
         self.markers = MarkerRouter(config, cache, replicas, groups)
         self.coordinator = TransactionCoordinator(
-            ReplicaOffsetsLog(replicas, topic=TRANSACTION_STATE_TOPIC), self.markers,
+            ReplicaOffsetsLog(replicas, topic=TRANSACTION_STATE_TOPIC, read_to_log_end=True),
+            self.markers,
             producer_ids.next_id, self.settings)
         self.leadership = LeadershipFollower(TRANSACTION_STATE_TOPIC,
                                              self.settings.num_partitions, self.coordinator,

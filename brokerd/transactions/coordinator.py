@@ -49,6 +49,11 @@ logger = logging.getLogger(__name__)
 
 #: Marker retries back off from the first to the last delay (seconds).
 MARKER_RETRY_S = (0.05, 0.1, 0.2, 0.5, 1.0)
+#: How long a partition must stay unknown before its marker is given up (the topic was
+#: deleted).  Not at once: a broker that has just started may lead ``__transaction_state``
+#: before its metadata names every topic, and a marker skipped then would leave the
+#: partition's transaction open, to be aborted, committed data and all, by a later marker.
+UNKNOWN_PARTITION_GIVE_UP_S = 60.0
 _LOAD_YIELD_EVERY = 1000
 
 
@@ -302,6 +307,7 @@ class TransactionCoordinator:
     async def _write_marker(self, owned: _Owned, prepared: TxnMetadata, tp: TopicPartition,
                             commit: bool) -> None:
         attempt = 0
+        unknown_since: float | None = None
         while self._partitions.get(owned.number) is owned:
             try:
                 error = await self._markers.write_marker(
@@ -310,8 +316,16 @@ class TransactionCoordinator:
             except Exception:
                 logger.warning("marker for %s-%d failed", *tp, exc_info=True)
                 error = ErrorCode.UNKNOWN_SERVER_ERROR
-            if error in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
-                return  # written, or the partition was deleted: nothing left to end
+            if error == ErrorCode.NONE:
+                return
+            if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                now = time.monotonic()
+                unknown_since = now if unknown_since is None else unknown_since
+                if now - unknown_since >= UNKNOWN_PARTITION_GIVE_UP_S:
+                    logger.warning("giving up the marker for %s-%d: the partition is gone", *tp)
+                    return
+            else:
+                unknown_since = None
             if error == ErrorCode.INVALID_PRODUCER_EPOCH:
                 logger.warning("marker for %s-%d refused: producer %d epoch %d is stale there",
                                tp[0], tp[1], prepared.producer_id, prepared.producer_epoch)
