@@ -21,7 +21,7 @@ from ..message_browser import read_as
 from ..topic_forms import BrowseForm, ConfigChangeForm
 from ..topic_state import MANAGED_CONFIGS, check_config_change, read_topic_state
 from ..topic_traffic import WINDOW_MINUTES, read_traffic
-from .common import run_service, tenant_view
+from .common import posts_only_read, run_service, tenant_view
 
 
 def _topic(tenant: Tenant, name: str) -> Topic:
@@ -77,6 +77,7 @@ def topic_config(request: HttpRequest, tenant: Tenant, name: str) -> HttpRespons
 
 
 @tenant_view
+@posts_only_read  # a read: the form is posted because it carries an API key secret
 def topic_messages(request: HttpRequest, tenant: Tenant, name: str) -> HttpResponse:
     topic = _topic(tenant, name)
     form = BrowseForm(request.POST or None, tenant=tenant)

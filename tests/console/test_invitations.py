@@ -82,6 +82,7 @@ def test_a_read_only_colleague_sees_and_changes_nothing(acme: Tenant, globex: Te
         refused = bob.post(f"/t/acme/{path}", data)
         assert refused.status_code == 403 and "read-only" in refused.content.decode(), path
     assert Topic.objects.filter(tenant=acme).count() == 1 and ApiKey.objects.count() == 1
+    assert bob.post("/t/acme/topics/orders/messages/", {}).status_code == 200  # a read
     assert len(mail.outbox) == 1
     assert bob.get("/api/v1/tenants/acme/topics/").status_code == 200
     assert bob.post("/api/v1/tenants/acme/topics/", {"name": "y", "partitions": 1},
