@@ -95,7 +95,8 @@ class Broker:
         self.reconciler.on_applied.append(self.transactions.topic_applied)
         self.shutting_down = asyncio.Event()
         self._housekeeper = Housekeeper(self.quotas, self.replicas, self.log_manager,
-                                        self.listeners, config.connections_max_idle_ms)
+                                        self.listeners, config.connections_max_idle_ms,
+                                        config.log_retention_check_interval_ms)
         self._housekeeping: asyncio.Task[None] | None = None
         self._cleaner: CleanerLoop | None = None
         self._logs_loaded = False

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from brokerd.replication.manager import ReplicaManager
 from brokerd.server.listener import Listener
 from brokerd.server.quotas import BrokerQuotaGlue
+from brokerd.server.retention_clock import RetentionClock
 from brokerd.storage import LogManager
 
 log = logging.getLogger(__name__)
@@ -23,9 +24,6 @@ log = logging.getLogger(__name__)
 HOUSEKEEPING_INTERVAL_S = 1.0
 # Kafka's log.flush.offset.checkpoint.interval.ms default: recovery points every minute.
 CHECKPOINT_INTERVAL_S = 60.0
-# Kafka's log.retention.check.interval.ms default is 5 minutes; we check every 30 s because
-# a check of an idle log is a handful of comparisons.
-RETENTION_INTERVAL_S = 30.0
 # Logs snapshotted between yields to the loop: a snapshot may write and fsync a file.
 CHECKPOINT_CHUNK = 16
 
@@ -35,27 +33,30 @@ class Housekeeper:
 
     def __init__(self, quotas: BrokerQuotaGlue, replicas: ReplicaManager,
                  log_manager: LogManager, listeners: Sequence[Listener],
-                 connections_max_idle_ms: int) -> None:
+                 connections_max_idle_ms: int, retention_check_interval_ms: int) -> None:
         self.quotas = quotas
         self.replicas = replicas
         self.log_manager = log_manager
         self.listeners = listeners
         self.connections_max_idle_s = connections_max_idle_ms / 1000
+        self.retention_check_interval_s = retention_check_interval_ms / 1000
 
     async def run(self) -> None:
-        """Flushes by policy run their fsync in a worker thread (see ``Log.flush``)."""
+        """Flushes by policy run their fsync in a worker thread (see ``Log.flush``);
+        deletions read a wall clock immune to forward steps (:mod:`.retention_clock`)."""
         loop = asyncio.get_running_loop()
         last_checkpoint = last_retention = time.monotonic()
+        clock = RetentionClock(time.time_ns() // 1_000_000, time.monotonic_ns() // 1_000_000)
         while True:
             await asyncio.sleep(HOUSEKEEPING_INTERVAL_S)
             now = time.monotonic()
-            now_ms = int(time.time() * 1000)
+            now_ms = clock.now_ms(time.time_ns() // 1_000_000, time.monotonic_ns() // 1_000_000)
             try:
                 self.quotas.refresh_metrics()
                 self.replicas.check_isrs()
                 for due in self.log_manager.logs_due_for_flush(now_ms):
                     await loop.run_in_executor(None, due.flush)
-                if now - last_retention >= RETENTION_INTERVAL_S:
+                if now - last_retention >= self.retention_check_interval_s:
                     last_retention = now
                     self.log_manager.enforce_retention(now_ms)
                     self.log_manager.delete_expired_files(now_ms)

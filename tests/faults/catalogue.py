@@ -91,7 +91,24 @@ def full_disk(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
     return Fault(heal, leaders[0])
 
 
+def clock_stepped_forward(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
+    """Partition 0's leader's wall clock an hour ahead (its monotonic clock untouched)."""
+    cluster.set_clock(leaders[0], 3600)
+    return Fault(lambda: cluster.set_clock(leaders[0], 0), leaders[0])
+
+
+def clock_stepped_back(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
+    cluster.set_clock(leaders[0], -3600)
+    return Fault(lambda: cluster.set_clock(leaders[0], 0), leaders[0])
+
+
+def clock_running_fast(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
+    """Partition 0's leader's wall clock running 1.5 times too fast, then put right."""
+    cluster.set_clock(leaders[0], 0, rate=1.5)
+    return Fault(lambda: cluster.set_clock(leaders[0], 0), leaders[0])
+
+
 FAULTS: dict[str, FaultFunction] = {function.__name__.replace("_", "-"): function for function in (
     isolated_follower, isolated_leader, leader_without_zookeeper, brokers_split,
     zookeeper_leader_paused, zookeeper_follower_paused, zookeeper_quorum_lost,
-    leaders_killed, full_disk)}
+    leaders_killed, full_disk, clock_stepped_forward, clock_stepped_back, clock_running_fast)}

@@ -35,9 +35,12 @@ BROKER_PROPERTIES = {
     "offsets.topic.num.partitions": "3",
     "group.initial.rebalance.delay.ms": "0",
     "log.index.size.max.bytes": "65536",
+    "log.retention.check.interval.ms": "2000",  # so a clock fault meets a retention check
 }
 START_TIMEOUT_S = 60.0
 LOG_DIR_SIZE = "256m"
+# Brokers run with this LD_PRELOAD shim so a test can step their wall clocks.
+FAKE_CLOCK_SOURCE = Path(__file__).with_name("fakeclock.c")
 
 
 @dataclass
@@ -105,15 +108,36 @@ class FaultCluster:
             sys.executable, "-m", "brokerd", "serve", "--broker-id", str(broker_id),
             "--listeners", f"PLAINTEXT://{address}:{BROKER_PORT}",
             "--zookeeper", self.zk_connect, "--log-dirs", str(self.log_dir(broker_id)),
-            "--config", str(properties)])
+            "--config", str(properties)], env=self._faked_clock(broker_id))
         self._await(lambda: output.read_text().count(" serving on ") > served,
                     f"broker {broker_id} to serve", node)
 
-    def _spawn(self, node: str, argv: list[str]) -> None:
+    def _spawn(self, node: str, argv: list[str], env: dict[str, str] | None = None) -> None:
         with (self.workdir / f"{node}.out").open("ab") as output:
             self.processes[node] = subprocess.Popen(
                 self.network.command(node, argv), cwd=REPO_ROOT, stdout=output,
-                stderr=subprocess.STDOUT, start_new_session=True)
+                stderr=subprocess.STDOUT, start_new_session=True,
+                env={**os.environ, **(env or {})})
+
+    def clock_file(self, broker_id: int) -> Path:
+        return self.workdir / f"b{broker_id}.clock"
+
+    def set_clock(self, broker_id: int, offset_s: float, rate: float = 1.0) -> None:
+        """Step (``offset_s``) or skew (``rate``) broker ``broker_id``'s wall clock; its
+        monotonic clock is never touched (see tests/faults/fakeclock.c).  Seen by the
+        broker within a second; ``set_clock(b, 0)`` puts it right."""
+        self.clock_file(broker_id).write_text(f"{offset_s} {rate}\n")
+
+    def _faked_clock(self, broker_id: int) -> dict[str, str]:
+        """The clock shim preloaded, reading :meth:`clock_file`."""
+        shim = self.workdir / "fakeclock.so"
+        if not shim.exists():
+            subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(shim),
+                            str(FAKE_CLOCK_SOURCE), "-ldl", "-lpthread"], check=True,
+                           timeout=60)
+        if not self.clock_file(broker_id).exists():
+            self.set_clock(broker_id, 0)
+        return {"LD_PRELOAD": str(shim), "FAULT_CLOCK_FILE": str(self.clock_file(broker_id))}
 
     def _await(self, ready: object, what: str, node: str) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S

@@ -41,16 +41,18 @@ def events(path: Path) -> list[dict[str, Any]]:
 class WorkloadRun:
     """The workload process over one topic, and the verdict on its history."""
 
-    def __init__(self, cluster: FaultCluster, workdir: Path, topic: str) -> None:
+    def __init__(self, cluster: FaultCluster, workdir: Path, topic: str,
+                 topic_config: tuple[str, ...] = ()) -> None:
         self.cluster = cluster
         self.topic = topic
+        self.topic_config = [f"--config={item}" for item in topic_config]
         self.out = workdir / topic
         self.partitions = ("--partitions", str(PARTITIONS))
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> WorkloadRun:
-        assert self.cluster.run_workload("create", self.topic, self.out,
-                                         *self.partitions) == 0, self._output("create")
+        assert self.cluster.run_workload("create", self.topic, self.out, *self.partitions,
+                                         *self.topic_config) == 0, self._output("create")
         self.process = self.cluster.workload("run", self.topic, self.out, *self.partitions)
         deadline = time.monotonic() + 30
         while not (self.out / "started").exists():
@@ -97,10 +99,11 @@ class WorkloadRun:
 
 def exercise(cluster: FaultCluster, workdir: Path, topic: str, fault: FaultFunction,
              fault_s: float = 10.0,
-             during: Callable[[Views, Fault], object] | None = None) -> Report:
+             during: Callable[[Views, Fault], object] | None = None,
+             topic_config: tuple[str, ...] = ()) -> Report:
     """One fault: ``during`` (optional) asserts what the fault did, from the partitions'
     (leader, ISR) just before healing, so a fault that did nothing fails the test."""
-    run = WorkloadRun(cluster, workdir, topic).start()
+    run = WorkloadRun(cluster, workdir, topic, topic_config).start()
     try:
         time.sleep(WARM_UP_S)
         applied = fault(cluster, {p: view[0] for p, view in run.views().items()})

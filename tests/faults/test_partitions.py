@@ -98,3 +98,21 @@ def test_a_full_disk(fault_cluster: FaultCluster, tmp_path: Path) -> None:
 
     assert_clean(exercise(fault_cluster, tmp_path, "full-disk", catalogue.full_disk,
                           fault_s=12.0, during=halted_and_replaced))
+
+
+def test_a_leader_clock_stepped_an_hour_ahead(fault_cluster: FaultCluster,
+                                              tmp_path: Path) -> None:
+    """Retention by time must not delete what is younger than retention.ms by the records'
+    own timestamps: with 10-minute retention and small segments, a leader whose clock
+    jumps an hour ahead would otherwise delete every closed segment at its next check."""
+    def closed_segments_kept(views: Views, fault: Fault) -> None:
+        segments = sorted((fault_cluster.log_dir(int(fault.target)) / "clock-forward-0")
+                          .glob("*.log"))
+        assert segments and segments[0].name == f"{0:020d}.log", \
+            f"retention deleted segments younger than retention.ms: {segments}"
+        assert len(segments) > 1, "no closed segment that retention could delete"
+
+    assert_clean(exercise(fault_cluster, tmp_path, "clock-forward",
+                          catalogue.clock_stepped_forward, fault_s=8.0,
+                          during=closed_segments_kept,
+                          topic_config=("retention.ms=600000", "segment.bytes=16384")))

@@ -6,7 +6,8 @@ the checker reads.
 
 Commands (``python -m tests.faults.workload <command> --bootstrap ... --topic ...``):
 
-- ``create``: create the topic (RF 3) and wait until every replica is in sync.
+- ``create``: create the topic (RF 3, ``--config key=value`` as given) and wait until
+  every replica is in sync.
 - ``run``: idempotent ``acks=all`` producers write unique values ``p<i>-<n>`` round-robin
   over the partitions at a fixed rate, recording each acknowledgement (``acks.jsonl``)
   and each delivery error (``errors.jsonl``); a consumer group reads and commits,
@@ -67,8 +68,8 @@ def leaders(args: argparse.Namespace) -> int:
 
 def create(args: argparse.Namespace) -> int:
     client = admin(args.bootstrap)  # kept: the futures die with their client
-    futures = client.create_topics(
-        [NewTopic(args.topic, args.partitions, 3, config={"min.insync.replicas": "2"})])
+    config = {"min.insync.replicas": "2", **dict(item.split("=", 1) for item in args.config)}
+    futures = client.create_topics([NewTopic(args.topic, args.partitions, 3, config=config)])
     futures[args.topic].result(30)
     return 0 if wait_in_sync(args.bootstrap, args.topic, args.partitions, 60) else 1
 
@@ -206,6 +207,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--consumers", type=int, default=2)
     parser.add_argument("--rate", type=float, default=100.0, help="records/s per producer")
     parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                        help="a topic config for create (repeatable)")
     args = parser.parse_args(argv)
     if args.command == "in-sync":
         return 0 if wait_in_sync(args.bootstrap, args.topic, args.partitions,
