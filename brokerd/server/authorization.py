@@ -6,10 +6,11 @@ Names are the cluster's (a tenant's have been mapped by its guard before the han
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from brokerd.security import ResourceType
 from brokerd.security.authorized_operations import operations_bitfield
+from brokerd.server.tenancy import SENTINEL_MARK
 
 if TYPE_CHECKING:
     from brokerd.server.context import HandlerContext
@@ -28,3 +29,16 @@ def authorized_operations(broker: HandlerContext, request: Request,
         lambda operation: security.authorizer.authorize(
             principal, operation, resource_type, name, connection.peer_ip),
         super_user=principal.kafka_principal in security.super_users)
+
+
+def add_group_operations(broker: HandlerContext, request: Request,
+                         groups: list[dict[str, Any]]) -> None:
+    """DescribeGroups and ConsumerGroupDescribe: each group's bitfield, if the request asked
+    (``include_authorized_operations``); a group the guard denied (a sentinel name) keeps
+    "not provided", as Kafka tells an unauthorized caller nothing."""
+    if not request.body.get("include_authorized_operations"):
+        return
+    for group in groups:
+        if not group["group_id"].startswith(SENTINEL_MARK):
+            group["authorized_operations"] = authorized_operations(
+                broker, request, ResourceType.GROUP, group["group_id"])

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from brokerd.protocol import ApiKey
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
-from brokerd.server.authorization import authorized_operations
+from brokerd.server.authorization import add_group_operations
 from brokerd.server.consumer_topics import CachedTopics
-from brokerd.server.tenancy import SENTINEL_MARK, ApiNames, Names
+from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import GROUP_DENIED
 
 if TYPE_CHECKING:
@@ -43,9 +43,5 @@ async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
                 member["subscribed_topic_names"] = [
                     local for name in member["subscribed_topic_names"]
                     if (local := namespace.to_tenant(name)) is not None]
-    if request.body.get("include_authorized_operations"):  # KIP-430, as DescribeGroups
-        for group in response["groups"]:
-            if not group["group_id"].startswith(SENTINEL_MARK):
-                group["authorized_operations"] = authorized_operations(
-                    broker, request, Rt.GROUP, group["group_id"])
+    add_group_operations(broker, request, response["groups"])  # KIP-430
     return response

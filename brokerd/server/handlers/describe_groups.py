@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from brokerd.protocol import ApiKey
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
-from brokerd.server.authorization import authorized_operations
-from brokerd.server.tenancy import SENTINEL_MARK, ApiNames, Names
+from brokerd.server.authorization import add_group_operations
+from brokerd.server.tenancy import ApiNames, Names
 from brokerd.server.tenancy_rules import GROUP_DENIED
 
 if TYPE_CHECKING:
@@ -30,9 +30,5 @@ TENANCY = ApiNames(
 
 async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
     response = await broker.groups.describe_groups(request.body, request.version)
-    if request.body.get("include_authorized_operations"):
-        for group in response["groups"]:
-            if not group["group_id"].startswith(SENTINEL_MARK):  # denied: nothing to tell
-                group["authorized_operations"] = authorized_operations(
-                    broker, request, Rt.GROUP, group["group_id"])
+    add_group_operations(broker, request, response["groups"])
     return response
