@@ -35,9 +35,10 @@ def tenant_view(view: TenantView) -> TenantView:
         tenant = visible_tenants(request.user).select_related("plan").filter(slug=slug).first()
         if tenant is None:
             raise Http404("no such tenant")
-        request.can_write = may_write(request.user, tenant)  # type: ignore[attr-defined]
-        if request.method not in SAFE_METHODS and not request.can_write \
-                and not getattr(view, "posts_only_read", False):  # type: ignore[attr-defined]
+        can_write = may_write(request.user, tenant)
+        request.can_write = can_write  # type: ignore[attr-defined]
+        if request.method not in SAFE_METHODS and not can_write \
+                and not getattr(view, "posts_only_read", False):
             raise PermissionDenied(READ_ONLY_MESSAGE)
         return view(request, tenant, **kwargs)
 

@@ -33,12 +33,12 @@ def team(request: HttpRequest, tenant: Tenant) -> HttpResponse:
                                  email=form.cleaned_data["email"], role=form.cleaned_data["role"],
                                  site_url=request.build_absolute_uri("/"))
         if invitation is not None:
-            messages.success(request, f"Invitation sent to {invitation.principal.user.email} "
+            email = form.cleaned_data["email"].strip().lower()
+            messages.success(request, f"Invitation sent to {email} "
                                       f"({invitation.principal.get_role_display()}).")
             if getattr(settings, "SHOW_INVITATION_LINKS", False):
                 request.session[INVITE_LINK_SESSION] = {
-                    "tenant": tenant.slug, "email": invitation.principal.user.email,
-                    "url": invitation.accept_url}
+                    "tenant": tenant.slug, "email": email, "url": invitation.accept_url}
             return redirect("dashboard:team", slug=tenant.slug)
     shown = request.session.get(INVITE_LINK_SESSION)
     link = None

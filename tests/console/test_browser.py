@@ -200,6 +200,7 @@ def test_live_lag_in_the_browser(stack: Stack, kafka_broker, browser: webdriver.
     assert browser.execute_script("return window.notReloaded === true")  # htmx swapped it in
     browser.save_screenshot(str(SCREENSHOTS / "08-reset-preview.png"))
     browser.find_element(By.CSS_SELECTOR, "#reset-form button[name=apply]").click()
+    browser.switch_to.alert.accept()  # "Move the committed offsets …?"
     wait(browser, lambda d: "reset" in d.find_element(By.CSS_SELECTOR, ".flash").text)
     wait(browser, lambda d: text(d, "total-lag") == str(RECORDS))  # the next snapshot, live
 

@@ -104,6 +104,10 @@ def test_keys_quotas_confirmations_and_search(stack: Stack, kafka_broker, zk_con
 
     browser.get(f"{stack.url}/t/acme/acls/")
     grant(browser, "Write", "Topic", "orders")
+    shot(browser, "04a-acls-search-pages")
+    browser.get(f"{stack.url}/t/acme/invoices/?q=2026")
+    assert "No invoice matches" in page(browser)
+    shot(browser, "04b-invoices-search")
     tenant_client = client_config(kafka_broker.sasl_bootstrap, key, secret)
 
     # a quota set in the console reaches the broker; a change too; removal falls back
@@ -178,6 +182,8 @@ def test_invited_admin_and_read_only_colleague(stack: Stack, browser: webdriver.
     def accept(url: str, password: str) -> None:
         browser.delete_all_cookies()
         browser.get(url)
+        wait(browser, lambda d: d.find_elements(By.ID, "set-password"))
+        shot(browser, "07a-invitation-set-password")
         fill(browser, "#set-password", new_password1=password, new_password2=password)
         browser.find_element(By.CSS_SELECTOR, "#set-password button").click()
         wait(browser, lambda d: d.current_url == f"{stack.url}/")
@@ -252,6 +258,7 @@ def test_a_slow_or_stopped_broker_gives_a_clear_message(stack: Stack, kafka_brok
     sign_in(browser, stack, "admin-acme")
     browser.get(f"{stack.url}/t/acme/consumer-groups/")
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-group="billing"]'), timeout=40)
+    shot(browser, "10a-groups-list")
     browser.get(f"{stack.url}/t/acme/consumer-groups/billing/")
     wait(browser, lambda d: text(d, "live") == "live")
     # lag counts the partition the group never committed on, from its log start
