@@ -47,6 +47,10 @@ from brokerd.groups.outcome import Outcome, Record, Response
 from brokerd.protocol import ErrorCode
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
+#: How often a member's regular expression is matched against the topics again (at its
+#: heartbeats): new matching topics join within this, and a broker with thousands of topics
+#: does not scan them all at every heartbeat.
+REGEX_REFRESH_MS = 2_000
 
 
 class HeartbeatError(Exception):
@@ -77,8 +81,8 @@ class ConsumerGroups:
         self.config = config
         self.groups: dict[str, ConsumerGroup] = {}
         self._new_member_id = new_member_id
-        #: Regex matches of members whose records are not replayed yet, by (group, member).
-        self._pending_regex: dict[tuple[str, str], frozenset[str]] = {}
+        #: Regex matches (and when) of members whose records are not replayed yet.
+        self._pending_regex: dict[tuple[str, str], tuple[frozenset[str], int | None]] = {}
         #: Topic names seen in heartbeats, for describing groups by name.
         self.topic_names: dict[uuid.UUID, str] = {}
 
@@ -97,7 +101,7 @@ class ConsumerGroups:
             member = group.members.get(key.member_id)
             pending = self._pending_regex.pop((key.group_id, key.member_id), None)
             if member is not None and pending is not None:
-                member.regex_topics = pending
+                member.regex_topics, member.regex_resolved_ms = pending
 
     # -- ConsumerGroupHeartbeat ------------------------------------------------------------
 
@@ -149,8 +153,8 @@ class ConsumerGroups:
         old_assigned = member.current.assigned
         bump = self._update(member, body, client_id, client_host) or joined
         if member.subscription.regex is not None:
-            # Re-resolved at every heartbeat of the member, so new matching topics join.
-            member.regex_topics = topics.matching(member.subscription.regex)
+            self._resolve_regex(member, topics, now_ms, force=body.get(
+                "subscribed_topic_regex") is not None)
         new_hash = metadata_hash(group.subscribed_names(), topics)
         if bump or new_hash != group.metadata_hash:
             group.group_epoch += 1
@@ -209,9 +213,10 @@ class ConsumerGroups:
         owned = body["topic_partitions"]
         if owned is not None and from_wire(owned) != member.current.assigned:
             return None
-        regex = member.subscription.regex
-        if regex is not None and topics.matching(regex) != member.regex_topics:
-            return None
+        if member.subscription.regex is not None and self._regex_due(member, now_ms):
+            if topics.matching(member.subscription.regex) != member.regex_topics:
+                return None
+            member.regex_resolved_ms = now_ms
         if metadata_hash(group.subscribed_names(), topics) != group.metadata_hash:
             return None
         member.session_deadline_ms = now_ms + self.config.consumer_session_timeout_ms
@@ -219,6 +224,19 @@ class ConsumerGroups:
                 "member_id": member.member_id, "member_epoch": member.current.member_epoch,
                 "heartbeat_interval_ms": self.config.consumer_heartbeat_interval_ms,
                 "assignment": None}
+
+    @staticmethod
+    def _regex_due(member: ConsumerMember, now_ms: int) -> bool:
+        return (member.regex_resolved_ms is None
+                or now_ms - member.regex_resolved_ms >= REGEX_REFRESH_MS)
+
+    def _resolve_regex(self, member: ConsumerMember, topics: TopicsView, now_ms: int,
+                       force: bool) -> None:
+        """Match the member's regex again if it changed or its last match is stale."""
+        assert member.subscription.regex is not None
+        if force or self._regex_due(member, now_ms):
+            member.regex_topics = topics.matching(member.subscription.regex)
+            member.regex_resolved_ms = now_ms
 
     def _validate(self, body: dict[str, Any], version: int) -> None:
         epoch = body["member_epoch"]
@@ -382,8 +400,10 @@ class ConsumerGroups:
         if live_member is not None:
             live_member.session_deadline_ms = deadline
             live_member.regex_topics = member.regex_topics
+            live_member.regex_resolved_ms = member.regex_resolved_ms
         elif member.regex_topics is not None:
-            self._pending_regex[(group.group_id, member.member_id)] = member.regex_topics
+            self._pending_regex[(group.group_id, member.member_id)] = (
+                member.regex_topics, member.regex_resolved_ms)
         for partition_topic, _ in member.current.assigned | group.target.get(
                 member.member_id, frozenset()):
             if partition_topic not in self.topic_names:

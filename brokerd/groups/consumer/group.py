@@ -90,8 +90,10 @@ class ConsumerMember:
     session_deadline_ms: int = 0
     #: Set while the member must revoke partitions: it is fenced if it has not by then.
     revocation_deadline_ms: int | None = None
-    #: Topic names its regular expression matched at its last heartbeat (None: not yet).
+    #: Topic names its regular expression matched when last resolved, and when (None: not
+    #: yet; see ``coordinator.REGEX_REFRESH_MS``).
     regex_topics: frozenset[str] | None = None
+    regex_resolved_ms: int | None = None
 
     def metadata_value(self) -> dict[str, Any]:
         return {

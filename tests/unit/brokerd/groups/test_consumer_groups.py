@@ -254,6 +254,9 @@ def test_regex_subscription_matches_whole_names_and_picks_up_new_topics() -> Non
     first = h.hb("a", 0, names=None, regex="t.")
     assert assigned(first) == [0, 1]
     h.topics = topics(t1=2, t2=2)
+    h.now = 1000  # the match is not redone at every heartbeat...
+    assert assigned(h.hb("a", first["member_epoch"], owned=[0, 1])) is None
+    h.now = 2000  # ...but every REGEX_REFRESH_MS
     response = h.hb("a", first["member_epoch"], owned=[0, 1])
     got = sorted((t["topic_id"].int, p) for t in response["assignment"]["topic_partitions"]
                  for p in t["partitions"])
