@@ -181,3 +181,25 @@ def test_another_tenants_admin_gets_404_everywhere(acme: Tenant, globex: Tenant,
     assert not Principal.objects.filter(name="evil").exists()
     for page in ("/ops/tenants/", "/ops/brokers/"):
         assert outsider.get(page).status_code == 404
+
+
+def test_lists_search_and_page(acme: Tenant, admin_client_for) -> None:  # type: ignore[no-untyped-def]
+    from datetime import UTC, datetime
+
+    from dashboard.models import ConsumerGroupLag
+
+    client = admin_client_for(acme)
+    for i in range(30):
+        services.register_client_id(None, acme, client_id=f"app-{i:02d}")
+        ConsumerGroupLag.objects.create(tenant=acme, group=f"group-{i:02d}", state="EMPTY",
+                                        status="OK", updated_at=datetime.now(UTC))
+    first = client.get("/t/acme/client-ids/").content.decode()
+    assert first.count("<code>app-") == 25 and "1–25 of 30" in first and "page=2" in first
+    second = client.get("/t/acme/client-ids/?page=2").content.decode()
+    assert second.count("<code>app-") == 5 and "app-29" in second and "app-00" not in second
+    found = client.get("/t/acme/client-ids/?q=APP-1").content.decode()
+    assert found.count("<code>app-") == 10 and "matching “APP-1”" in found
+    groups = client.get("/t/acme/consumer-groups/?q=group&page=2").content.decode()
+    assert groups.count('<tr data-group="') == 5 and 'data-first="25"' in groups
+    assert 'data-query="group"' in groups and "q=group&amp;page=1" in groups  # links keep q
+    assert "No group matches" in client.get("/t/acme/consumer-groups/?q=nothing").content.decode()
