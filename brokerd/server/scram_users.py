@@ -10,7 +10,9 @@ operator principals (no tenant): they see the cluster unmapped and are subject t
 listed in ``super.users``.  The control plane lists them (``tenants/scram_users.py``).
 
 Describe reads this broker's credential cache, the copy logins are checked against.
-Tenants are refused with CLUSTER_AUTHORIZATION_FAILED: their keys are the control plane's.
+Tenants are refused with CLUSTER_AUTHORIZATION_FAILED: their keys are the control plane's;
+and no operator user may be named like a tenant's principal (``<tenant>.<name>``: it would
+log in as an operator holding that principal's ACLs), INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -84,6 +86,11 @@ async def alter(broker: HandlerContext, body: dict[str, Any]) -> list[dict[str, 
     outcomes: dict[str, Outcome] = {user: (error.code, str(error))
                                     for user, error in refused.items()}
     for user, alterations in grouped.items():
+        slug, dot, _ = user.partition(".")
+        if dot and broker.security.is_tenant(slug):
+            outcomes[user] = (ErrorCode.INVALID_REQUEST, f"{user!r} names a principal of tenant "
+                              f"{slug!r}; tenants log in with the control plane's API keys")
+            continue
         outcomes[user] = await _write(broker, user, alterations)
     order = [item["name"] for item in (*body["deletions"], *body["upsertions"])]
     return [{"user": user, "error_code": int(outcomes[user][0]),

@@ -85,6 +85,7 @@ def test_operators_manage_scram_users(secure: SecureBroker, zk: KazooClient) -> 
     described = scram_descriptions(admin, ["ops"])["ops"].result(15)
     assert sorted((i.mechanism, i.iterations) for i in described.scram_credential_infos) == [
         (SHA256, 4096), (SHA512, 8192)]
+    set_tenant(zk, "acme")
     api_key = add_api_key(zk, "acme", "app")  # the control plane's users are SCRAM users too
     everyone = wait_for(lambda: (lambda found: found if api_key.key in found else None)(
         all_scram_descriptions(admin).result(15)))
@@ -101,8 +102,11 @@ def test_operators_manage_scram_users(secure: SecureBroker, zk: KazooClient) -> 
         UserScramCredentialDeletion("nobody", SHA256),
         UserScramCredentialDeletion(api_key.key, SHA256),
         UserScramCredentialDeletion("ops", SHA256),
+        UserScramCredentialUpsertion("acme.app", ScramCredentialInfo(SHA256, 4096), b"pw"),
     ])) == {"weak": KafkaError.UNACCEPTABLE_CREDENTIAL, "nobody": KafkaError.RESOURCE_NOT_FOUND,
-            api_key.key: KafkaError.INVALID_REQUEST, "ops": None}
+            api_key.key: KafkaError.INVALID_REQUEST, "ops": None,
+            "acme.app": KafkaError.INVALID_REQUEST}  # a tenant's principal name
+    assert not zk.exists("/config/users/acme.app")
     assert "SCRAM-SHA-256" in json.loads(zk.get(f"/config/users/{api_key.key}")[0])["config"]
     assert set(json.loads(zk.get("/config/users/ops")[0])["config"]) == {"SCRAM-SHA-512"}
     assert not zk.exists("/config/users/weak")
