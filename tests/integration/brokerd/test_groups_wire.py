@@ -85,7 +85,7 @@ def lifecycle(client: WireClient, port: int, version: int) -> None:
         "group_instance_id": None})
     assert beat["error_code"] == 0
 
-    commit_version = min(max(version, 1), 8)
+    commit_version = min(max(version, 2), 8)  # OffsetCommit v0-1 are below the floor
     committed = client.request(ApiKey.OFFSET_COMMIT, commit_version, {
         "group_id": group, "generation_id_or_member_epoch": generation, "member_id": member,
         "group_instance_id": None, "retention_time_ms": -1,
