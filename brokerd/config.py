@@ -17,7 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from brokerd.replication.inter_broker_auth import inter_broker_auth
 from brokerd.replication.replica_selector import canonical_selector
+from brokerd.security.ssl_principal import client_auth_settings
 
 
 class ConfigError(ValueError):
@@ -361,9 +363,11 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
     if config.inter_broker_listener_name not in {e.name for e in listeners}:
         raise ConfigError(f"inter.broker.listener.name {config.inter_broker_listener_name!r} "
                           "names none of the listeners")
-    if config.inter_broker_listener_name != "PLAINTEXT":
-        # Follower fetchers speak plain TCP only (no TLS or SASL client yet).
-        raise ConfigError("inter.broker.listener.name must be a PLAINTEXT listener")
+    try:  # TLS trust and SASL credentials of the inter-broker listener
+        inter_broker_auth(props, config.inter_broker_listener_name)
+        client_auth_settings(props)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     if config.socket_request_max_bytes < 1024:
         raise ConfigError("socket.request.max.bytes must be at least 1024")
     return config

@@ -198,6 +198,16 @@ class ZkCoordinator:
 
         await self._run(start)
 
+    async def watch_revoked_certificates(self, revoked: Callable[[list[str]], None]) -> None:
+        """Post the children of ``/client-certs/revoked`` (revoked client-certificate serials,
+        written by the control plane) to ``revoked`` on the loop, now and on every change."""
+        def start() -> None:
+            self._client.ensure_path(znodes.REVOKED_CLIENT_CERTS)
+            ChildrenWatch(self._client, znodes.REVOKED_CLIENT_CERTS,
+                          lambda children: self._post(revoked, list(children)))
+
+        await self._run(start)
+
     async def barrier(self) -> None:
         """Return once every ZooKeeper task queued so far has run and posted its events
         (start-up uses it to serve only after the initial topic reads)."""

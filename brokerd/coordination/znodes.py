@@ -53,6 +53,8 @@ BROKER_CONFIGS = "/config/brokers"
 CONFIG_CHANGES = "/config/changes"
 DEFAULT_BROKER_CONFIG = "<default>"
 CLUSTER_ID = "/cluster/id"
+# Children: hex serial numbers of client certificates the control plane revoked (mTLS).
+REVOKED_CLIENT_CERTS = "/client-certs/revoked"
 # Kafka hands out producer ids in blocks of 1000 per broker (ProducerIdManager).
 PRODUCER_ID_BLOCK_SIZE = 1000
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.replication import rules
-from brokerd.replication.client import InterBrokerConnection
+from brokerd.replication.client import PLAINTEXT_LINK, InterBrokerConnection, InterBrokerLink
 from brokerd.replication.fetch_sessions import INITIAL_EPOCH, INVALID_SESSION_ID, next_epoch
 from brokerd.replication.partition import NO_LEADER, Partition
 from brokerd.replication.throttle import ByteRateLimit
@@ -66,6 +66,8 @@ class FetchSettings:
     partition_max_bytes: int = 1_048_576
     response_max_bytes: int = 10_485_760
     socket_timeout_ms: int = 30_000
+    # TLS and SASL of the inter-broker listener (brokerd.replication.inter_broker_auth).
+    link: InterBrokerLink = PLAINTEXT_LINK
 
 
 @dataclass
@@ -207,7 +209,7 @@ class ReplicaFetcher:
                 return None  # the leader is not registered (dead): fetch nothing
             self._connection = await InterBrokerConnection.open(
                 endpoint[0], endpoint[1], f"broker-{self._settings.broker_id}-fetcher",
-                self._settings.socket_timeout_ms / 1000)
+                self._settings.socket_timeout_ms / 1000, self._settings.link)
         return self._connection
 
     async def _idle(self) -> None:

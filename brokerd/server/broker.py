@@ -39,6 +39,7 @@ from brokerd.replication.fetcher import Endpoint, FetcherManager
 from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import Partition
 from brokerd.server.auth import SecurityState
+from brokerd.server.client_certs import ClientCertificates
 from brokerd.server.component_settings import fetch_settings, group_config
 from brokerd.server.housekeeping import Housekeeper
 from brokerd.server.internal_topics import LeadershipFollower
@@ -80,6 +81,7 @@ class Broker:
         self.metering = BrokerMetering(self)
         self.probe = BrokerProbe(self.replicas.log_sizes, lambda: self.quotas.latest_metrics)
         self.security = SecurityState(config.super_users, config.max_connections_per_ip)
+        self.client_certs = ClientCertificates(self.security, config.static_props)  # mTLS
         self.live_configs = LiveBrokerConfigs(self)
         self.listeners = [Listener(endpoint, self) for endpoint in config.listeners]
         self.coordinator: ZkCoordinator | None = None
@@ -124,6 +126,7 @@ class Broker:
         self.replicas.on_log_dir_failure = LogDirFailureHandler(self.coordinator.close)
         await self.coordinator.start()
         await self.coordinator.watch_security(self.security, self.quotas)
+        await self.coordinator.watch_revoked_certificates(self.client_certs.revoked_changed)
         await self.coordinator.barrier()
         await asyncio.sleep(0)  # let the posted topic/broker events run before serving
         await self.reconciler.settled()  # and the large topics' chunked reconciliations

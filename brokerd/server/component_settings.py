@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from brokerd.config import BrokerConfig
 from brokerd.groups import GroupConfig
+from brokerd.replication.client import InterBrokerLink
 from brokerd.replication.fetcher import FetchSettings
+from brokerd.replication.inter_broker_auth import inter_broker_auth
 
 
 def group_config(config: BrokerConfig) -> GroupConfig:
@@ -29,4 +31,12 @@ def fetch_settings(config: BrokerConfig) -> FetchSettings:
     """The replica fetchers' settings from the ``replica.fetch.*`` keys."""
     return FetchSettings(
         config.broker_id, config.replica_fetch_wait_max_ms, config.replica_fetch_max_bytes,
-        config.replica_fetch_response_max_bytes, config.replica_socket_timeout_ms)
+        config.replica_fetch_response_max_bytes, config.replica_socket_timeout_ms,
+        inter_broker_link(config))
+
+
+def inter_broker_link(config: BrokerConfig) -> InterBrokerLink:
+    """TLS and SASL of connections to other brokers, from the inter-broker listener's
+    security protocol and Kafka's ``ssl.truststore.*``/``sasl.*inter.broker*`` keys."""
+    return InterBrokerLink.for_auth(
+        inter_broker_auth(config.static_props, config.inter_broker_listener_name))

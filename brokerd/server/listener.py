@@ -6,7 +6,7 @@ The listener name is its security protocol, and decides what a connection is mad
 protocol       TLS     principal
 ============== ======= ==========================================================
 PLAINTEXT      no      ``ANONYMOUS`` (operator; keep it on a private interface)
-SSL            yes     ``ANONYMOUS`` (operator, encrypted)
+SSL            yes     ``ANONYMOUS``, or the client certificate's (``ssl.client.auth``)
 SASL_PLAINTEXT no      whoever authenticates (SaslHandshake + SaslAuthenticate)
 SASL_SSL       yes     whoever authenticates, over TLS
 ============== ======= ==========================================================
@@ -32,6 +32,7 @@ from collections.abc import KeysView
 from typing import TYPE_CHECKING
 
 from brokerd.config import Endpoint
+from brokerd.server.client_certs import require_client_certificates
 from brokerd.server.connection import Connection, new_receive_buffer
 from brokerd.server.dispatch import Dispatcher
 from brokerd.server.idle import IdleSchedule
@@ -75,6 +76,8 @@ class Listener:
         if endpoint.name in TLS_PROTOCOLS:
             assert broker.config.ssl_keystore_location is not None  # checked by the config
             self._tls = server_tls_context(str(broker.config.ssl_keystore_location))
+            if endpoint.name == "SSL":  # mTLS (ssl.client.auth); SASL_SSL clients log in
+                require_client_certificates(self._tls, broker.config.static_props)
         self._server: asyncio.Server | None = None
         # Made once and shared by every connection, which then holds only references.
         self._receive_buffer = new_receive_buffer()
@@ -103,7 +106,9 @@ class Listener:
             connection.close("too many connections from this address (max.connections.per.ip)")
             return
         self._idle.add(connection)
-        if not self.sasl:
+        if self._tls is not None and not self.sasl:
+            self._broker.client_certs.identify(connection)  # its certificate, or ANONYMOUS
+        elif not self.sasl:
             self._broker.security.set_anonymous(connection)
 
     def _closed(self, connection: Connection) -> None:

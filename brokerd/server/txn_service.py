@@ -24,6 +24,7 @@ from brokerd.protocol import ApiKey, ErrorCode, ProtocolError
 from brokerd.protocol.records import parse_batch_header
 from brokerd.replication.client import InterBrokerConnection
 from brokerd.server import topic_admin
+from brokerd.server.component_settings import inter_broker_link
 from brokerd.server.internal_topics import LeadershipFollower
 from brokerd.storage import StorageError
 from brokerd.transactions import TRANSACTION_STATE_TOPIC, TransactionCoordinator, TxnConfig
@@ -106,6 +107,7 @@ class MarkerRouter:
         self._replicas = replicas
         self._groups = groups
         self._connections: dict[int, InterBrokerConnection] = {}
+        self._link = inter_broker_link(config)  # TLS/SASL of the inter-broker listener
         self._locks: dict[int, asyncio.Lock] = {}
 
     async def write_marker(self, topic: str, partition: int, producer_id: int,
@@ -154,7 +156,7 @@ class MarkerRouter:
                 if connection is None:
                     connection = await InterBrokerConnection.open(
                         endpoint[0], endpoint[1], f"broker-{self._config.broker_id}-txn",
-                        self._config.replica_socket_timeout_ms / 1000)
+                        self._config.replica_socket_timeout_ms / 1000, self._link)
                     self._connections[broker_id] = connection
                 return await connection.request(api_key, version, body,
                                                 extra_wait_s=extra_wait_s)

@@ -65,12 +65,24 @@ def test_flags_override_the_file(tmp_path: Path) -> None:
     assert config.listeners == (Endpoint("PLAINTEXT", "h", 1),)
 
 
-def test_inter_broker_listener_must_be_a_plaintext_listener() -> None:
+def test_inter_broker_listener_must_exist_and_sasl_needs_credentials() -> None:
     with pytest.raises(ConfigError, match="names none"):
         build_config({**REQUIRED, "inter.broker.listener.name": "INTERNAL"})
-    with pytest.raises(ConfigError, match="PLAINTEXT"):
-        build_config({**REQUIRED, "listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9192",
-                      "inter.broker.listener.name": "SASL_PLAINTEXT"})
+    sasl = {**REQUIRED, "listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9192",
+            "inter.broker.listener.name": "SASL_PLAINTEXT"}
+    with pytest.raises(ConfigError, match="sasl.mechanism.inter.broker.protocol"):
+        build_config(sasl)
+    config = build_config({**sasl, "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512",
+                           "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config":
+                           'x required username="broker" password="p";'})
+    assert config.inter_broker_listener_name == "SASL_PLAINTEXT"
+
+
+def test_client_auth_keys_are_validated() -> None:
+    with pytest.raises(ConfigError, match="ssl.client.auth"):
+        build_config({**REQUIRED, "ssl.client.auth": "sometimes"})
+    with pytest.raises(ConfigError, match="ssl.principal.mapping.rules"):
+        build_config({**REQUIRED, "ssl.principal.mapping.rules": "RULE:x"})
 
 
 def test_fetch_session_cache_keys() -> None:
