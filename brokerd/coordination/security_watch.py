@@ -29,9 +29,11 @@ entities) subscribe through a :class:`ConfigHook` instead of watching these node
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
@@ -46,6 +48,8 @@ USERS = "/config/users"
 CONFIG_CHANGES = "/config/changes"
 ACLS = "/acls"
 ACL_CHANGES = "/acls/changes"
+# Kafka's ZkNodeChangeNotificationListener default: notifications live 15 minutes.
+CHANGE_EXPIRATION_MS = 15 * 60 * 1000
 ACL_PATTERN_TYPES = ("literal", "prefixed")
 TENANTS = "/tenants"
 USERS_ENTITY_PREFIX = "users/"
@@ -90,7 +94,8 @@ class SecurityWatch:
         self._submit = submit
         self._data_watches: set[str] = set()  # paths with a live DataWatch
         self._type_watches: set[str] = set()  # /acls/<pattern>/<type> with a ChildrenWatch
-        self._seen_changes: dict[str, set[str]] = {CONFIG_CHANGES: set(), ACL_CHANGES: set()}
+        # Notifications handled, with their creation time (ZooKeeper's ctime, ms).
+        self._seen_changes: dict[str, dict[str, int]] = {CONFIG_CHANGES: {}, ACL_CHANGES: {}}
 
     def start(self) -> None:
         for path in (USERS, CONFIG_CHANGES, ACL_CHANGES, TENANTS,
@@ -98,7 +103,10 @@ class SecurityWatch:
             self._client.ensure_path(path)
         # Notifications present at start are history: everything is read afresh below.
         for path, seen in self._seen_changes.items():
-            seen.update(self._client.get_children(path))
+            for child in self._client.get_children(path):
+                stat = self._client.exists(f"{path}/{child}")
+                if stat is not None:
+                    seen[child] = int(stat.ctime)
         self.watch_children(USERS, self._user_node)
         self.watch_children(TENANTS, self._tenant_node)
         for pattern in ACL_PATTERN_TYPES:
@@ -162,17 +170,30 @@ class SecurityWatch:
     # ---- change notifications -----------------------------------------------------------
 
     def _new_changes(self, parent: str, children: list[str]) -> list[bytes]:
-        """Payloads of notifications not handled before, oldest first."""
+        """Payloads of notifications not handled before, oldest first; then the purge of
+        notifications older than ``CHANGE_EXPIRATION_MS`` (Kafka's rule: every reader
+        purges, so the list stays short however many changes are made)."""
         seen = self._seen_changes[parent]
         payloads = []
-        for child in sorted(set(children) - seen):
-            seen.add(child)
+        for child in sorted(set(children) - seen.keys()):
             try:
-                payloads.append(self._client.get(f"{parent}/{child}")[0])
+                data, stat = self._client.get(f"{parent}/{child}")
             except NoNodeError:
                 continue  # purged already; the data watch has delivered the change
-        seen.intersection_update(children)  # forget purged notifications
+            seen[child] = int(stat.ctime)
+            payloads.append(data)
+        for child in set(seen) - set(children):
+            del seen[child]  # purged by someone
+        self._purge_expired(parent, seen)
         return payloads
+
+    def _purge_expired(self, parent: str, seen: dict[str, int]) -> None:
+        expired_before = int(time.time() * 1000) - CHANGE_EXPIRATION_MS
+        for child, created in list(seen.items()):
+            if created < expired_before:
+                with contextlib.suppress(NoNodeError):  # another reader purged it first
+                    self._client.delete(f"{parent}/{child}")
+                del seen[child]
 
     def reread(self, path: str) -> bytes | None:
         """The node's current bytes, None if it does not exist (worker thread)."""

@@ -87,3 +87,17 @@ def test_a_notification_rereads_the_node_it_names(zk: KazooClient, watched: _Sin
     control_plane.notify_acl_change(zk, ("LITERAL", "Group", "acme.g"))
     wait_for(lambda: len(watched.events) > count)
     assert watched.events[-1][:4] == ("acl", "literal", "Group", "acme.g")
+
+
+def test_expired_notifications_are_purged(zk: KazooClient, watched: _Sink,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kafka's rule: readers delete notifications older than 15 minutes, so the lists do
+    not grow without bound (here every notification is already expired)."""
+    monkeypatch.setattr("brokerd.coordination.security_watch.CHANGE_EXPIRATION_MS", -1000)
+    control_plane.put_config(zk, "users/KEY3", {"principal": "acme.three", "tenant": "acme"})
+    control_plane.notify_acl_change(zk, ("LITERAL", "Group", "acme.g"))
+    wait_for(watched.seen("user", "KEY3"))
+    control_plane.notify_change(zk, "users/KEY3")  # handled after the first: purges both
+    control_plane.notify_acl_change(zk, ("LITERAL", "Group", "acme.g"))
+    wait_for(lambda: not zk.get_children("/config/changes")
+             and not zk.get_children("/acls/changes"))
