@@ -224,7 +224,7 @@ def _summary(rounds: list[Round]) -> dict[str, Any]:
 
 
 def run(cluster: Cluster, rounds: int = 5, heartbeat_ms: int = 3000,
-        kip848_heartbeat_ms: int = 500) -> dict[str, Any]:
+        kip848_heartbeat_ms: int = 250) -> dict[str, Any]:
     """Measure ``rounds`` scale-outs (3 -> 4 members) per protocol on ``cluster``.
 
     ``heartbeat_ms`` is the classic consumers' ``heartbeat.interval.ms``;

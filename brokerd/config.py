@@ -112,7 +112,7 @@ class BrokerConfig:
     group_min_session_timeout_ms: int = 6_000
     group_max_session_timeout_ms: int = 1_800_000
     group_consumer_session_timeout_ms: int = 45_000
-    group_consumer_heartbeat_interval_ms: int = 500
+    group_consumer_heartbeat_interval_ms: int = 250
     offsets_retention_minutes: int = 7 * 24 * 60
     # Transaction coordinator (Kafka's keys; brokerd.transactions.TxnConfig explains each).
     transaction_state_log_num_partitions: int = 50
@@ -287,7 +287,7 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         group_consumer_session_timeout_ms=_as_int(props, "group.consumer.session.timeout.ms",
                                                   45_000),
         group_consumer_heartbeat_interval_ms=_as_int(
-            props, "group.consumer.heartbeat.interval.ms", 500),
+            props, "group.consumer.heartbeat.interval.ms", 250),
         offsets_retention_minutes=_as_int(props, "offsets.retention.minutes", 7 * 24 * 60),
         transaction_state_log_num_partitions=_as_int(
             props, "transaction.state.log.num.partitions", 50),
