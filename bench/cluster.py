@@ -55,7 +55,9 @@ class Cluster:
         return self.workdir / "broker.out"
 
     @classmethod
-    def start(cls, profile_to: Path | None = None) -> Cluster:
+    def start(cls, profile_to: Path | None = None, source: Path = REPO_ROOT) -> Cluster:
+        """``source``: the checkout whose brokerd runs (``bench/compare_revisions.py``
+        starts brokers of two revisions)."""
         workdir = Path(tempfile.mkdtemp(prefix="bench-"))
         zookeeper = start_zookeeper()
         port = free_port()
@@ -70,7 +72,7 @@ class Cluster:
             "--log-dirs", str(workdir / "logs"), "--log-level", "WARNING",
         ]
         with open(workdir / "broker.out", "wb") as output:
-            broker = subprocess.Popen(command, cwd=REPO_ROOT, stdout=output,
+            broker = subprocess.Popen(command, cwd=source, stdout=output,
                                       stderr=subprocess.STDOUT)
         cluster = cls(workdir, zookeeper, broker, f"127.0.0.1:{port}")
         try:

@@ -79,18 +79,21 @@ def enqueue(producer: Producer, topic: str, messages: list[dict[str, Any]]) -> l
 
 
 def produce(bootstrap: str, topic: str, size: int, count: int, max_seconds: float,
-            broker_pid: int, acks: str = "1") -> dict[str, Any]:
+            broker_pid: int, acks: str = "1", batch_bytes: int | None = None
+            ) -> dict[str, Any]:
     """Send ``count`` records of ``size`` payload bytes to partition 0 (fewer, in whole
     batches, if ``max_seconds`` runs out) and wait until every one is acknowledged.
-    ``acks`` overrides the brief's acks=1 (the replication benchmark compares "all")."""
+    ``acks`` overrides the brief's acks=1 (the replication benchmark compares "all");
+    ``batch_bytes`` the ~1 MB batches (so requests carry about that many bytes)."""
     failures: list[str] = []
 
     def on_delivery(err: KafkaError | None, _: Message) -> None:
         if err is not None:
             failures.append(str(err))
 
+    shape = {"batch.size": batch_bytes} if batch_bytes is not None else {}
     producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_CONFIG, "acks": acks,
-                         "on_delivery": on_delivery})
+                         **shape, "on_delivery": on_delivery})
     producer.list_topics(topic, timeout=10)  # connected before the window opens
     payload = os.urandom(size)
     batch = [{"value": payload} for _ in range(PRODUCE_BATCH)]
@@ -158,10 +161,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-seconds", type=float, required=True)
     parser.add_argument("--broker-pid", type=int, required=True)
     parser.add_argument("--acks", choices=["0", "1", "all"], default="1", help="produce")
+    parser.add_argument("--batch-bytes", type=int, default=None, help="produce batch size")
     args = parser.parse_args(argv)
     if args.mode == "produce":
         result = produce(args.bootstrap, args.topic, args.size, args.count,
-                         args.max_seconds, args.broker_pid, args.acks)
+                         args.max_seconds, args.broker_pid, args.acks, args.batch_bytes)
     else:
         result = consume(args.bootstrap, args.topic, args.count, args.max_seconds,
                          args.broker_pid)
