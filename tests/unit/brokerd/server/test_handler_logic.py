@@ -28,8 +28,8 @@ def test_api_versions_advertises_exactly_the_required_table_within_the_codec() -
         ApiKey.INIT_PRODUCER_ID: (0, 4), ApiKey.DESCRIBE_CLUSTER: (0, 1),
         ApiKey.DELETE_RECORDS: (0, 2), ApiKey.FIND_COORDINATOR: (0, 6),
         ApiKey.JOIN_GROUP: (0, 9), ApiKey.SYNC_GROUP: (0, 5), ApiKey.HEARTBEAT: (0, 4),
-        ApiKey.LEAVE_GROUP: (0, 5), ApiKey.OFFSET_COMMIT: (2, 8), ApiKey.OFFSET_FETCH: (1, 8),
-        ApiKey.LIST_GROUPS: (0, 4), ApiKey.DESCRIBE_GROUPS: (0, 5), ApiKey.DELETE_GROUPS: (0, 2),
+        ApiKey.LEAVE_GROUP: (0, 5), ApiKey.OFFSET_COMMIT: (2, 9), ApiKey.OFFSET_FETCH: (1, 9),
+        ApiKey.LIST_GROUPS: (0, 5), ApiKey.DESCRIBE_GROUPS: (0, 5), ApiKey.DELETE_GROUPS: (0, 2),
         ApiKey.OFFSET_DELETE: (0, 0), ApiKey.SASL_HANDSHAKE: (0, 1),
         ApiKey.SASL_AUTHENTICATE: (0, 2), ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
         # Transactions (issue 14).
@@ -41,6 +41,8 @@ def test_api_versions_advertises_exactly_the_required_table_within_the_codec() -
         ApiKey.CREATE_ACLS: (1, 3), ApiKey.DESCRIBE_ACLS: (1, 3), ApiKey.DELETE_ACLS: (1, 3),
         ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
+        # KIP-848 consumer groups (issue 16).
+        ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1), ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
     }
     body = api_versions.response_body()
     advertised = {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}
