@@ -1,11 +1,12 @@
-"""docs/brokerd.md's table of served APIs is the registry's, so it cannot drift: every API
-the broker serves is a row with exactly its version range, and no row names anything else."""
+"""The tables of served APIs in docs/brokerd.md and the README are the registry's, so they
+cannot drift: every API the broker serves is listed with exactly its version range, and
+nothing else is."""
 
 from __future__ import annotations
 
 import re
 
-from brokerd.server.handlers import API_TABLE
+from brokerd.server import api_table
 from tests.support.services import REPO_ROOT
 
 
@@ -17,12 +18,7 @@ def documented_versions() -> dict[str, str]:
 
 
 def served_versions() -> dict[str, str]:
-    def camel(name: str) -> str:
-        return "".join(part.capitalize() for part in name.split("_"))
-
-    return {camel(entry.api_key.name):
-            f"{entry.min_version}–{entry.max_version}" if entry.min_version != entry.max_version
-            else str(entry.min_version) for entry in API_TABLE.values()}
+    return dict(api_table.served())
 
 
 def test_documented_api_table_is_the_served_one() -> None:
@@ -30,3 +26,9 @@ def test_documented_api_table_is_the_served_one() -> None:
     table = "\n".join(f"| {name} | {versions} | |" for name, versions in sorted(
         expected.items(), key=lambda item: item[0]))
     assert documented_versions() == expected, f"docs/brokerd.md should list:\n{table}"
+
+
+def test_the_readme_table_is_generated_from_the_registry() -> None:
+    readme = (REPO_ROOT / "README.md").read_text()
+    assert api_table.replace_table(readme) == readme, \
+        "the README's API table is stale: run scripts/api-table.sh"
