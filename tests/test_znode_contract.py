@@ -7,7 +7,7 @@ decodes it the way a broker does:
 
 - tenants, API keys (SCRAM credentials, principal, tenant), ACLs and their change
   notifications: brokerd's ``SecurityWatch`` feeding a real ``SecurityState`` (credentials
-  lookup, plan partition allowance, the ``Authorizer``);
+  lookup, plan partition allowance and replication factor, the ``Authorizer``);
 - quota overrides, plans' quota defaults and ``/config/changes`` notifications: brokerd's
   ``QuotaWatch`` feeding a sink that parses with ``parse_quota_config`` /
   ``TenantQuotaDefaults``;
@@ -117,8 +117,11 @@ def _verifies(credential: Any, mechanism: ScramMechanism, secret: str) -> bool:
 def test_tenants_credentials_and_acls_decode_with_brokerds_security_readers(
         db, zk, broker, make_tenant) -> None:  # type: ignore[no-untyped-def]
     tenant = make_tenant("acme")
+    tenant.plan.replication_factor = 3
+    tenant.plan.save()
     publication.sync_tenant(zk, "acme")
     wait_for(lambda: broker.security.max_partitions("acme") == tenant.plan.max_partitions)
+    assert broker.security.replication_factor("acme") == 3  # the plan's, for CreateTopics
     wait_for(lambda: broker.quotas.defaults.get("acme") == TenantQuotaDefaults(
         "acme", producer_byte_rate=1_048_576.0, consumer_byte_rate=2_097_152.0))
 
