@@ -49,12 +49,6 @@ def _list_offsets(body: Body) -> Body:
         for topic in body.get("topics") or ()]}
 
 
-def _metadata(body: Body) -> Body:
-    return {"brokers": [], "topics": [
-        {"error_code": ERROR, "name": topic.get("name"), "partitions": []}
-        for topic in body.get("topics") or ()]}
-
-
 def _offset_commit(body: Body) -> Body:
     return {"topics": [
         {"name": topic["name"], "partitions": [
@@ -101,7 +95,6 @@ _PER_ENTRY: dict[int, Callable[[Body], Body]] = {
     ApiKey.PRODUCE: _produce,
     ApiKey.FETCH: _fetch,
     ApiKey.LIST_OFFSETS: _list_offsets,
-    ApiKey.METADATA: _metadata,
     ApiKey.OFFSET_COMMIT: _offset_commit,
     ApiKey.OFFSET_FETCH: _offset_fetch,
     ApiKey.CREATE_TOPICS: _create_topics,

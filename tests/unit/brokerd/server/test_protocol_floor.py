@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from brokerd.protocol import ApiKey, ErrorCode, decode_response, encode_request
+from brokerd.protocol import SCHEMA_VERSIONS, ApiKey, ErrorCode, decode_response, encode_request
 from brokerd.protocol.messages import ALL_MESSAGES
 from brokerd.server.handlers import API_TABLE, api_versions
 from brokerd.server.unsupported_version import error_response
@@ -89,6 +89,13 @@ def test_each_api_below_its_floor_names_the_error_on_every_entry(
     assert version < API_TABLE[api_key].min_version
     answer = _round_trip(api_key, version, body)
     assert errors(answer) and set(errors(answer)) == {UNSUPPORTED}
+
+
+def test_every_readable_version_below_a_floor_has_an_answer() -> None:
+    """No request the codec reads is ever met with a closed connection for its version."""
+    for key, entry in API_TABLE.items():
+        for version in range(SCHEMA_VERSIONS[ApiKey(key)][0], entry.min_version):
+            assert error_response(key, version, {}) is not None, (ApiKey(key).name, version)
 
 
 def test_an_api_with_only_a_top_level_error_gets_it_there() -> None:
