@@ -12,6 +12,9 @@ Modules, each importing only those listed before it (plus ``brokerd.protocol``):
 - ``rebalance`` / ``membership``: the pure state machine (JoinGroup, SyncGroup, Heartbeat,
   LeaveGroup, timer expiry) over a group.
 - ``offsets``: the committed-offset cache, commit fencing, retention rules.
+- ``assignors``: the broker-side assignors of KIP-848 (uniform, range, roundrobin), pure.
+- ``consumer``: KIP-848 consumer-protocol groups (records, reconciliation, heartbeat),
+  pure; the shard holds them beside the classic groups.
 - ``shard``: everything one offsets partition holds; every API as a pure operation, and
   ``replay``, the single path by which persisted state is rebuilt.
 - ``responses``: version-specific response shapes and whole-request errors.

@@ -24,7 +24,7 @@ explicit expire timestamp, the one field v3 lacks) and GroupMetadataValue v3: wh
 writes, so a Kafka broker could read our topic and vice versa.  Decoding accepts every
 version 0-4 (v4 is the flexible, compact encoding).  A null value is a tombstone: the
 compacted topic then forgets the key.  Key versions above 2 belong to KIP-848 consumer
-groups, which this coordinator does not run; :func:`decode_key` returns None for them.
+groups (:mod:`brokerd.groups.consumer.records`); :func:`decode_key` returns None for them.
 """
 
 from __future__ import annotations
