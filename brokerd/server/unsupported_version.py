@@ -90,6 +90,16 @@ def _offset_for_leader_epoch(body: Body) -> Body:
         for topic in body.get("topics") or ()]}
 
 
+def _write_txn_markers(body: Body) -> Body:
+    return {"markers": [
+        {"producer_id": marker["producer_id"], "topics": [
+            {"name": topic["name"], "partitions": [
+                {"partition_index": index, "error_code": ERROR}
+                for index in topic["partition_indexes"]]}
+            for topic in marker["topics"]]}
+        for marker in body.get("markers") or ()]}
+
+
 # The APIs whose codec range reaches below the served floor, each answered entry by entry.
 _PER_ENTRY: dict[int, Callable[[Body], Body]] = {
     ApiKey.PRODUCE: _produce,
@@ -101,6 +111,7 @@ _PER_ENTRY: dict[int, Callable[[Body], Body]] = {
     ApiKey.DELETE_TOPICS: _delete_topics,
     ApiKey.DESCRIBE_CONFIGS: _describe_configs,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: _offset_for_leader_epoch,
+    ApiKey.WRITE_TXN_MARKERS: _write_txn_markers,
 }
 _RESPONSES: dict[int, Struct] = {message.api_key: message.response for message in ALL_MESSAGES}
 

@@ -83,6 +83,11 @@ def test_produce_below_the_floor_gets_unsupported_version_per_partition() -> Non
     (ApiKey.LIST_OFFSETS, 0, {"replica_id": -1, "topics": [{"name": "t", "partitions": [
         {"partition_index": 0, "timestamp": -1}]}]},
      lambda a: [p["error_code"] for t in a["topics"] for p in t["partitions"]]),
+    (ApiKey.WRITE_TXN_MARKERS, 0, {"markers": [
+        {"producer_id": 7, "producer_epoch": 0, "transaction_result": True,
+         "topics": [{"name": "t", "partition_indexes": [0, 1]}], "coordinator_epoch": 0}]},
+     lambda a: [p["error_code"] for m in a["markers"] for t in m["topics"]
+                for p in t["partitions"]]),
 ])
 def test_each_api_below_its_floor_names_the_error_on_every_entry(
         api_key: ApiKey, version: int, body: dict[str, Any], errors: Any) -> None:
