@@ -101,7 +101,7 @@ def test_tenant_certificate_is_the_tenant_principal_with_its_acls(
     consumer = Consumer({**config, "group.id": "readers", "auto.offset.reset": "earliest"})
     consumer.subscribe(["events"])
     try:
-        values: list[bytes] = []
+        values: list[bytes | None] = []
 
         def got_one() -> bool:
             message = consumer.poll(0.5)

@@ -69,11 +69,11 @@ def produce_all(config: dict[str, object], topic: str, values: list[bytes]) -> l
     return offsets
 
 
-def consume_all(config: dict[str, object], topic: str, count: int) -> list[bytes]:
+def consume_all(config: dict[str, object], topic: str, count: int) -> list[bytes | None]:
     consumer = Consumer({**config, "group.id": f"read-{topic}", "auto.offset.reset": "earliest",
                          "enable.auto.commit": True})
     consumer.subscribe([topic])
-    values: list[bytes] = []
+    values: list[bytes | None] = []
     try:
         wait_until(lambda: _poll_into(consumer, values) >= count, 90,
                    f"{count} records of {topic} over SASL_SSL", interval_s=0)
@@ -85,7 +85,7 @@ def consume_all(config: dict[str, object], topic: str, count: int) -> list[bytes
     return values
 
 
-def _poll_into(consumer: Consumer, values: list[bytes]) -> int:
+def _poll_into(consumer: Consumer, values: list[bytes | None]) -> int:
     message = consumer.poll(0.5)
     if message is not None and message.error() is None:
         values.append(message.value())
