@@ -1,0 +1,63 @@
+"""brokerd.server.live_configs: a dynamic broker config change reaches every hosted log
+(topic overrides still win), resets the follower throttle, and an invalid layer is ignored."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from brokerd.config import build_config
+from brokerd.server.live_configs import LiveBrokerConfigs
+from brokerd.storage import LogConfig
+
+PROPS = {"broker.id": "1", "listeners": "PLAINTEXT://127.0.0.1:9092",
+         "zookeeper.connect": "zk:2181", "log.dirs": "/tmp/x", "log.retention.hours": "24"}
+
+
+class _Broker:
+    def __init__(self) -> None:
+        self.config = build_config(PROPS)
+        self.default_log_config = LogConfig.from_props(self.config.log_defaults)
+        self.cache = SimpleNamespace(topics={
+            "plain": SimpleNamespace(config={}),
+            "own": SimpleNamespace(config={"retention.ms": "5"})})
+        self.applied: dict[str, LogConfig] = {}
+        self.rates: list[float] = []
+        self.replicas = SimpleNamespace(
+            update_config=lambda name, config: self.applied.__setitem__(name, config),
+            fetchers=SimpleNamespace(throttle=SimpleNamespace(
+                set_rate=lambda rate, now: self.rates.append(rate))))
+
+    def log_config_for(self, topic_config: dict[str, Any]) -> LogConfig:
+        return self.default_log_config.with_overrides(topic_config)
+
+
+def test_log_defaults_reach_every_log_and_topic_overrides_still_win() -> None:
+    broker = _Broker()
+    live = LiveBrokerConfigs(broker)  # type: ignore[arg-type]
+    live.changed({"log.retention.ms": "60000"}, {"message.max.bytes": "2000"})
+    assert broker.default_log_config.retention_ms == 60_000
+    assert broker.applied["plain"].retention_ms == 60_000
+    assert broker.applied["plain"].max_message_bytes == 2000
+    assert broker.applied["own"].retention_ms == 5
+    assert (live.default_layer, live.own_layer) == (
+        {"log.retention.ms": "60000"}, {"message.max.bytes": "2000"})
+
+
+def test_the_follower_throttle_follows_the_layers() -> None:
+    broker = _Broker()
+    live = LiveBrokerConfigs(broker)  # type: ignore[arg-type]
+    live.changed({"follower.replication.throttled.rate": "1000"}, {})
+    live.changed({"follower.replication.throttled.rate": "1000"},
+                 {"follower.replication.throttled.rate": str(2**63 - 1)})
+    assert broker.rates == [1000.0, 0.0]  # Long.MAX_VALUE is Kafka's "no limit"
+
+
+def test_an_invalid_layer_changes_nothing() -> None:
+    broker = _Broker()
+    live = LiveBrokerConfigs(broker)  # type: ignore[arg-type]
+    before = broker.default_log_config
+    live.changed({"log.retention.ms": "soon"}, {})
+    live.changed({}, {"listeners": "PLAINTEXT://0.0.0.0:1"})
+    assert broker.default_log_config is before and broker.applied == {} and broker.rates == []
+    assert (live.default_layer, live.own_layer) == ({}, {})
