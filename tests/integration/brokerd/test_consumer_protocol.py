@@ -261,3 +261,36 @@ def test_added_partitions_and_new_regex_matches_are_picked_up(
         wire.close()
         for consumer in [*listed, pattern]:
             consumer.stop()
+
+
+def test_consumer_group_moves_back_to_classic_by_rolling_restart(
+        start_broker: Callable[..., BrokerProcess]) -> None:
+    """The way back: classic members wait (retriable COORDINATOR_LOAD_IN_PROGRESS) while
+    consumer-protocol members remain, and take over with the committed offsets."""
+    broker = start_broker(**BROKER_PROPS)
+    topic, group = "downgrade-848", "downgrade-group"
+    create_topic(broker.bootstrap, topic, PARTITIONS)
+    members = [ConsumerProcess(CLIENT, broker.bootstrap, topic, group).start()
+               for _ in range(3)]
+    wire = WireClient(broker.port)
+    try:
+        wait_for(lambda: covers_evenly(members), 40, f"2+2+2, got {shares(members)}")
+        produce(broker.bootstrap, topic, PARTITIONS, range(0, 600))
+        wait_for(lambda: sum(values_read(members).values()) >= 600, 20, "600 records")
+        old = list(members)
+        for index in range(3):
+            members[index].close()
+            members[index] = ConsumerProcess("confluent", broker.bootstrap, topic,
+                                             group).start()
+        produce(broker.bootstrap, topic, PARTITIONS, range(600, 1200))
+        wait_for(lambda: covers_evenly(members), 40, f"classic 2+2+2, got {shares(members)}")
+        every = {f"m-{i}" for i in range(1200)}
+        wait_for(lambda: set(values_read(old + members)) >= every, 30, "every record")
+        assert not {f"m-{i}" for i in range(600)} & set(values_read(members))
+        listed = {g["group_id"]: g for g in wire.request(ApiKey.LIST_GROUPS, 5, {
+            "states_filter": [], "types_filter": []})["groups"]}
+        assert listed[group]["group_type"] == "classic"
+    finally:
+        wire.close()
+        for member in members:
+            member.stop()
