@@ -154,7 +154,9 @@ def _read_committed(cluster: Cluster) -> dict[int, list[bytes]]:
                 for p in range(PARTITIONS) if ends[p] > 0):
             for message in consumer.consume(1000, 0.5):
                 if message.error() is None:
-                    observed[message.partition()].append(message.value())
+                    partition, value = message.partition(), message.value()
+                    assert partition is not None and value is not None, message
+                    observed[partition].append(value)
         return observed
     finally:
         consumer.close()
