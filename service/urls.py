@@ -9,6 +9,7 @@ from dashboard.api import ConsumerGroupViewSet
 from dashboard.api_topics import TopicMessagesView, TopicStateView, TopicTrafficView
 from quotas.api import ClusterQuotaViewSet, InvoiceViewSet, TenantQuotaViewSet
 from tenants.api import cluster, invitations, views
+from tenants.api.client_certificates import ClientCertificateViewSet
 
 router = SimpleRouter()
 router.register("plans", views.PlanViewSet, basename="plan")
@@ -22,6 +23,8 @@ router.register("preferred-leader-elections", cluster.PreferredElectionViewSet,
 tenant_router = SimpleRouter()
 tenant_router.register("principals", views.PrincipalViewSet, basename="principal")
 tenant_router.register("api-keys", views.ApiKeyViewSet, basename="api-key")
+tenant_router.register("client-certificates", ClientCertificateViewSet,
+                       basename="client-certificate")
 tenant_router.register("client-ids", views.ClientIdViewSet, basename="client-id")
 tenant_router.register("topics", views.TopicViewSet, basename="topic")
 tenant_router.register("quotas", TenantQuotaViewSet, basename="tenant-quota")

@@ -135,6 +135,23 @@ class ApiKey(models.Model):
         return self.key
 
 
+class ClientCertificate(models.Model):
+    """A client certificate issued to a service account (mTLS); its private key is not kept.
+
+    Revoking keeps the row (``revoked_at``) so the serial stays published under
+    ``/client-certs/revoked`` until the certificate has expired anyway."""
+
+    principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="certificates")
+    serial = models.CharField(max_length=40, unique=True, help_text="upper-case hex")
+    subject = models.CharField(max_length=300)
+    not_after = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.serial
+
+
 class ClientId(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="client_ids")
     client_id = models.CharField(max_length=255, validators=[RegexValidator(r"^[\x21-\x7e]{1,255}$")])

@@ -19,8 +19,8 @@ from urllib.parse import unquote
 from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
-from . import acl_sync, cluster_topics, topic_sync, znodes
-from .models import Acl, ApiKey, Tenant
+from . import acl_sync, client_certs, cluster_topics, topic_sync, znodes
+from .models import Acl, ApiKey, ClientCertificate, Tenant
 from .zookeeper import put, put_config, read, remove
 
 
@@ -52,6 +52,16 @@ def sync_api_key(zk: KazooClient, key: str) -> list[str]:
     path = znodes.entity_path(key, None)
     config = _api_key_config(key)
     return [f"{'wrote' if config else 'removed'} /config/{path}"] if put_config(zk, path, config) else []
+
+
+def sync_client_certificate(zk: KazooClient, serial: str) -> list[str]:
+    """``/client-certs/revoked/<serial>`` exists unless the certificate is issued and not
+    revoked: a revoked one, or one whose service account was deleted, stays refused."""
+    path = client_certs.revoked_path(serial)
+    live = ClientCertificate.objects.filter(serial=serial, revoked_at__isnull=True).exists()
+    if live:
+        return [f"removed {path}"] if remove(zk, path) else []
+    return [f"wrote {path}"] if put(zk, path, b"") else []
 
 
 AclResource = tuple[str, str, str]  # (pattern type, resource type, cluster-wide name)

@@ -8,23 +8,44 @@ requests that conflict with the current state (``MoveConflict`` for a partition 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
-from . import credentials, tasks
+from . import client_certs, credentials, tasks
 from .audit import Actor, acting_user, publish_on_commit, record
-from .models import Acl, ApiKey, ClientId, Plan, Principal, Reassignment, Tenant, Topic, TopicDeletion
+from .client_certs import IssuedCertificate
+from .models import (
+    Acl,
+    ApiKey,
+    ClientCertificate,
+    ClientId,
+    Plan,
+    Principal,
+    Reassignment,
+    Tenant,
+    Topic,
+    TopicDeletion,
+)
 from .reassignment import MoveConflict, TopicPartition
 from .reassignments import ClusterFacts
+
+
+class CertificateAuthorityMissing(RuntimeError):
+    """The deployment has no CA key to sign client certificates with."""
 
 
 def _unpublish_principal_objects(principal: Principal) -> None:
     for key in principal.api_keys.values_list("key", flat=True):
         publish_on_commit(tasks.publish_api_key, key)
+    for serial in principal.certificates.values_list("serial", flat=True):
+        publish_on_commit(tasks.publish_client_certificate, serial)  # gone: revoked
     for acl in principal.acls.select_related("tenant"):
         _publish_acl(acl)
 
@@ -136,6 +157,35 @@ def revoke_api_key(actor: Actor, api_key: ApiKey) -> None:
            principal=api_key.principal.kafka_user)
     publish_on_commit(tasks.publish_api_key, api_key.key)
     api_key.delete()
+
+
+@transaction.atomic
+def issue_client_certificate(actor: Actor, principal: Principal) -> IssuedCertificate:
+    """Sign a client certificate ``CN=<tenant>.<account>`` for a service account with the
+    deployment's CA (``SSL_CA_LOCATION``/``SSL_CA_KEY_LOCATION``); its key is shown only now."""
+    if principal.kind != Principal.SERVICE_ACCOUNT:
+        raise ValidationError({"principal": "client certificates belong to service accounts"})
+    if not (settings.SSL_CA_LOCATION and settings.SSL_CA_KEY_LOCATION):
+        raise CertificateAuthorityMissing("no CA configured (SSL_CA_LOCATION, SSL_CA_KEY_LOCATION)")
+    issued = client_certs.issue(Path(settings.SSL_CA_LOCATION).read_bytes(),
+                                Path(settings.SSL_CA_KEY_LOCATION).read_bytes(),
+                                principal.kafka_user, days=settings.CLIENT_CERTIFICATE_DAYS)
+    ClientCertificate.objects.create(principal=principal, serial=issued.serial,
+                                     subject=issued.subject, not_after=issued.not_after)
+    record(actor, principal.tenant, "client_certificate.issue", issued.serial,
+           principal=principal.kafka_user, subject=issued.subject)
+    return issued
+
+
+@transaction.atomic
+def revoke_client_certificate(actor: Actor, certificate: ClientCertificate) -> None:
+    """Revoke a certificate: brokers refuse it and close its connections once published."""
+    if certificate.revoked_at is None:
+        certificate.revoked_at = timezone.now()
+        certificate.save(update_fields=["revoked_at"])
+        record(actor, certificate.principal.tenant, "client_certificate.revoke", certificate.serial,
+               principal=certificate.principal.kafka_user)
+    publish_on_commit(tasks.publish_client_certificate, certificate.serial)
 
 
 @transaction.atomic

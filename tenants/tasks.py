@@ -74,6 +74,12 @@ def publish_api_key(key: str) -> list[str]:
 
 
 @shared_task(**RETRY)
+def publish_client_certificate(serial: str) -> list[str]:
+    """Publish whether a client certificate is revoked (``/client-certs/revoked``)."""
+    return report(publication.sync_client_certificate(client(), serial))
+
+
+@shared_task(**RETRY)
 def publish_topic(physical_name: str) -> list[str]:
     """CreateTopics / CreatePartitions / IncrementalAlterConfigs / DeleteTopics as needed."""
     return report(topic_sync.sync_topic(admin_client(), physical_name))

@@ -10,6 +10,8 @@
 | BOOTSTRAP_SERVERS   | 127.0.0.1:9092                       | what the console shows clients             |
 | CLIENT_SECURITY_PROTOCOL | SASL_SSL                        | the protocol of that (tenant) listener     |
 | SSL_CA_LOCATION     | (empty: a public CA)                 | a private CA's PEM, offered for download   |
+| SSL_CA_KEY_LOCATION | (empty: no client certificates)      | that CA's key: signs client certificates  |
+| CLIENT_CERTIFICATE_DAYS | 365                              | validity of an issued client certificate   |
 | DEFAULT_REPLICATION_FACTOR | 3                             | topics without one (at most the live brokers) |
 | DEFAULT_RF_WAIT_S   | 10                                   | wait for brokers before capping the RF     |
 | REASSIGNMENT_TRACK_INTERVAL_S | 2                          | how often partition moves are checked (beat) |
@@ -144,6 +146,11 @@ CLIENT_SECURITY_PROTOCOL = os.environ.get("CLIENT_SECURITY_PROTOCOL", "SASL_SSL"
 # the console offers it for download and names it in every client snippet.
 SSL_CA_LOCATION = (str(BASE_DIR / os.environ["SSL_CA_LOCATION"])
                    if os.environ.get("SSL_CA_LOCATION") else "")
+# The CA's private key (``make run``: var/certs/ca.key) signs tenants' client certificates
+# (mTLS); empty: the control plane cannot issue them (503).
+SSL_CA_KEY_LOCATION = (str(BASE_DIR / os.environ["SSL_CA_KEY_LOCATION"])
+                       if os.environ.get("SSL_CA_KEY_LOCATION") else "")
+CLIENT_CERTIFICATE_DAYS = int(os.environ.get("CLIENT_CERTIFICATE_DAYS", "365"))
 # For topics created without one; a cluster with fewer live brokers (a one-broker dev or test
 # setup) places them on all of its brokers instead of waiting for more.
 DEFAULT_REPLICATION_FACTOR = int(os.environ.get("DEFAULT_REPLICATION_FACTOR", "3"))
