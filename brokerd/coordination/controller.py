@@ -56,11 +56,19 @@ class Controller:
         self.active = False
         self.live: set[int] = set()
         self.shutting_down: set[int] = set()
+        # broker -> its replicas whose log dir failed (from its registration, KIP-112):
+        # such a replica may neither lead nor stay in the ISR.
+        self.offline: dict[int, set[PartitionKey]] = {}
 
     @property
     def eligible(self) -> set[int]:
         """Brokers that may lead or be in an ISR."""
         return self.live - self.shutting_down
+
+    def eligible_for(self, key: PartitionKey, eligible: set[int]) -> set[int]:
+        """``eligible`` less the brokers whose replica of ``key`` is offline."""
+        lost = {broker for broker, keys in self.offline.items() if key in keys}
+        return eligible - lost if lost else eligible
 
     def activate(self, epoch: int, epoch_version: int) -> None:
         self.epoch, self._epoch_version, self.active = epoch, epoch_version, True
@@ -112,8 +120,10 @@ class Controller:
         def decide(topic: TopicMetadata, partition: int,
                    state: PartitionState) -> PartitionState | None:
             unclean = topic.config.get("unclean.leader.election.enable", "").lower() == "true"
-            return election.elect_on_change(topic.replicas[partition], state, eligible,
-                                            alive, self.epoch, unclean)
+            return election.elect_on_change(
+                topic.replicas[partition], state,
+                self.eligible_for((topic.name, partition), eligible), alive, self.epoch,
+                unclean)
 
         def decide_leader(topic: TopicMetadata, partition: int,
                           state: PartitionState) -> PartitionState | None:
@@ -155,8 +165,9 @@ class Controller:
 
         def decide(topic: TopicMetadata, partition: int,
                    state: PartitionState) -> PartitionState | None:
-            return election.preferred_leader_move(topic.replicas[partition], state, eligible,
-                                                  self.epoch)
+            return election.preferred_leader_move(
+                topic.replicas[partition], state,
+                self.eligible_for((topic.name, partition), eligible), self.epoch)
         moved = self._apply(keys, decide)
         if requests is not None:
             writes.remove_requests(self._client, znodes.PREFERRED_ELECTION, set(keys))

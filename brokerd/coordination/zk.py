@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import logging
 import threading
 import time
@@ -164,7 +165,8 @@ class ZkCoordinator:
             self._client.ensure_path(self._chroot)
             self._client.chroot = self._chroot
         for path in (znodes.BROKER_IDS, znodes.TOPICS, znodes.TOPIC_CONFIGS,
-                     znodes.DELETE_TOPICS, znodes.CONTROLLED_SHUTDOWN):
+                     znodes.DELETE_TOPICS, znodes.CONTROLLED_SHUTDOWN,
+                     znodes.LOG_DIR_EVENT_NOTIFICATION):
             self._client.ensure_path(path)
         self.cluster_id = writes.read_or_create_cluster_id(self._client)
         self._register_sync()
@@ -173,6 +175,7 @@ class ZkCoordinator:
         ChildrenWatch(self._client, znodes.TOPICS, self._on_topic_children)
         ChildrenWatch(self._client, znodes.DELETE_TOPICS, self._on_delete_requests)
         ChildrenWatch(self._client, znodes.CONTROLLED_SHUTDOWN, self._on_shutdown_requests)
+        ChildrenWatch(self._client, znodes.LOG_DIR_EVENT_NOTIFICATION, self._on_log_dir_events)
         DataWatch(self._client, znodes.REASSIGN_PARTITIONS, self._on_reassign_request)
         DataWatch(self._client, znodes.PREFERRED_ELECTION, self._on_preferred_request)
         for entity in (znodes.DEFAULT_BROKER_CONFIG, str(self.broker_id)):
@@ -363,8 +366,41 @@ class ZkCoordinator:
             except (NoNodeError, ValueError):
                 continue
         self._controller.live = set(brokers)
+        self._controller.offline = {broker: set(registration.offline_replicas)
+                                    for broker, registration in brokers.items()
+                                    if registration.offline_replicas}
         self._post(self._events.brokers_changed, brokers)
         self._controller.brokers_changed()
+
+    def _on_log_dir_events(self, children: list[str]) -> None:
+        if children:
+            self._submit(self._log_dir_events_sync, children)
+
+    def _log_dir_events_sync(self, children: list[str]) -> None:
+        """A broker's log dir failed: the controller re-reads every registration (the
+        broker listed its offline replicas in its own) and repairs, then deletes the
+        notifications, as Kafka's controller does."""
+        if not self._controller.active:
+            return
+        self._refresh_brokers_sync(self._client.get_children(znodes.BROKER_IDS))
+        for child in children:
+            with contextlib.suppress(NoNodeError):
+                self._client.delete(f"{znodes.LOG_DIR_EVENT_NOTIFICATION}/{child}")
+
+    async def report_offline_replicas(self, keys: list[tuple[str, int]]) -> None:
+        """This broker's log dir failed and ``keys`` were in it: list them in the
+        registration and notify the controller, which moves their leadership and ISR
+        membership to the other replicas."""
+        offline = tuple(sorted({*self._registration.offline_replicas, *keys}))
+        self._registration = dataclasses.replace(self._registration, offline_replicas=offline)
+
+        def report() -> None:
+            self._client.set(znodes.broker_path(self.broker_id),
+                             self._registration.encode(int(self._clock() * 1000)))
+            self._client.create(
+                f"{znodes.LOG_DIR_EVENT_NOTIFICATION}/{znodes.LOG_DIR_EVENT_PREFIX}",
+                znodes.encode_log_dir_event(self.broker_id), sequence=True)
+        await self._run(report)
 
     def _on_shutdown_requests(self, children: list[str]) -> None:
         self._submit(self._shutdown_requests_sync, children)

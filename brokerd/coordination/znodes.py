@@ -49,6 +49,9 @@ PREFERRED_ELECTION = "/admin/preferred_replica_election"
 # Ours, not Kafka's (whose brokers ask the controller over RPC): one ephemeral child per
 # broker in controlled shutdown, data filled in by the controller when it is done.
 CONTROLLED_SHUTDOWN = "/admin/controlled_shutdown"
+# Kafka's KIP-112 notifications: a broker's log dir failed (the controller re-reads it).
+LOG_DIR_EVENT_NOTIFICATION = "/log_dir_event_notification"
+LOG_DIR_EVENT_PREFIX = "log_dir_event_"
 BROKER_CONFIGS = "/config/brokers"
 CONFIG_CHANGES = "/config/changes"
 DEFAULT_BROKER_CONFIG = "<default>"
@@ -125,6 +128,10 @@ class BrokerRegistration:
     endpoints: tuple[str, ...] = ()
     rack: str | None = None
     metrics_port: int = -1
+    # Replicas whose log dir failed on this broker (topic, partition).  Our extension of
+    # the registration: Kafka's controller learns them from LeaderAndIsr responses, which
+    # a ZooKeeper-only cluster does not have; Kafka's parsers ignore the extra field.
+    offline_replicas: tuple[tuple[str, int], ...] = ()
 
     def endpoint(self, listener: str) -> tuple[str, int] | None:
         """(host, port) of the endpoint named ``listener`` (None if it has none; the
@@ -151,6 +158,8 @@ class BrokerRegistration:
             "timestamp": str(timestamp_ms),
             "rack": self.rack,
             "metrics_port": self.metrics_port,
+            **({"offline_replicas": [list(key) for key in self.offline_replicas]}
+               if self.offline_replicas else {}),
         })
 
     @classmethod
@@ -163,8 +172,10 @@ class BrokerRegistration:
             address = endpoints[0].split("://", 1)[1]
             host, _, port_text = address.rpartition(":")
             port = int(port_text)
+        offline = tuple((str(topic), int(partition))
+                        for topic, partition in value.get("offline_replicas") or ())
         return cls(broker_id, str(host), int(port), endpoints, value.get("rack"),
-                   int(value.get("metrics_port", -1)))
+                   int(value.get("metrics_port", -1)), offline)
 
 
 @dataclass(frozen=True)
@@ -266,6 +277,12 @@ def decode_partition_requests(data: bytes | None) -> list[PartitionRequest]:
                 for entry in value.get("partitions") or ()]
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ZnodeFormatError(f"admin request: {exc}") from exc
+
+
+def encode_log_dir_event(broker_id: int) -> bytes:
+    """Kafka's ``/log_dir_event_notification/log_dir_event_<seq>`` payload (event 1: a log
+    dir failed)."""
+    return _dump({"version": 1, "broker": broker_id, "event": 1})
 
 
 def encode_shutdown_result(remaining_leaders: int) -> bytes:

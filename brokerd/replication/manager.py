@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from brokerd.protocol import ErrorCode
 from brokerd.replication.fetcher import FetcherManager, FetchSettings
 from brokerd.replication.isr_store import IsrStore
 from brokerd.replication.partition import Partition
@@ -68,6 +69,8 @@ class ReplicaManager:
         self._last_isr_scan_ms = -(2**62)  # never
         # Told of every failed write to a log directory (see Partition._log_dir_failed).
         self.on_log_dir_failure: Callable[[Path, OSError], None] = lambda _dir, _exc: None
+        # Replicas whose log dir failed: no longer hosted, never re-created until restart.
+        self.offline: set[tuple[str, int]] = set()
 
     def now_ms(self) -> int:
         """The clock follower fetch times are kept in (fetch sessions use it too)."""
@@ -81,6 +84,21 @@ class ReplicaManager:
         """The hosted replica if this broker leads it."""
         hosted = self._partitions.get((topic, partition))
         return hosted if hosted is not None and hosted.is_leader else None
+
+    def leader_or_error(self, topic: str, partition: int,
+                        exists: Callable[[str, int], bool]) -> tuple[Partition | None, ErrorCode]:
+        """The partition led here, or why a request for it cannot be served here:
+        KAFKA_STORAGE_ERROR (its log dir failed), UNKNOWN_TOPIC_OR_PARTITION (``exists``
+        says no such partition) or NOT_LEADER_OR_FOLLOWER (another broker leads it, this
+        one only follows it, or leadership has not reached us yet)."""
+        hosted = self.leader(topic, partition)
+        if hosted is not None:
+            return hosted, ErrorCode.NONE
+        if (topic, partition) in self.offline:
+            return None, ErrorCode.KAFKA_STORAGE_ERROR
+        if not exists(topic, partition):
+            return None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return None, ErrorCode.NOT_LEADER_OR_FOLLOWER
 
     def partitions(self) -> list[Partition]:
         return list(self._partitions.values())
@@ -138,6 +156,13 @@ class ReplicaManager:
         if delete:
             if hosted is not None or self.log_manager.get(topic, partition) is not None:
                 self.log_manager.delete(topic, partition)
+
+    def take_offline(self, keys: list[tuple[str, int]]) -> None:
+        """Their log dir failed: stop hosting them (parked acks=all waits fail as
+        leadership lost, fetchers stop) and refuse to host them again."""
+        for topic, partition in keys:
+            self.offline.add((topic, partition))
+            self.stop_replica(topic, partition, delete=False)
 
     def update_config(self, topic: str, config: LogConfig) -> None:
         """Apply a changed topic config to every hosted partition of ``topic``."""

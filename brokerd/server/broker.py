@@ -86,7 +86,10 @@ class Broker:
         self.listeners = [Listener(endpoint, self) for endpoint in config.listeners]
         self.coordinator: ZkCoordinator | None = None
         self.producer_ids = ProducerIdAllocator(self._allocate_producer_id_block)
-        self.groups = GroupCoordinator(ReplicaOffsetsLog(self.replicas), group_config(config))
+        # Replayed to the log end: a new leader's high watermark lags (transactional offset
+        # commits would otherwise miss their commit marker and stay pending for good).
+        self.groups = GroupCoordinator(ReplicaOffsetsLog(self.replicas, read_to_log_end=True),
+                                       group_config(config))
         self.reconciler = Reconciler(config.broker_id, self.cache, self.replicas,
                                      self.log_config_for)
         self._group_leadership = LeadershipFollower(
@@ -123,7 +126,8 @@ class Broker:
                 self.config.leader_imbalance_check_interval_seconds
                 if self.config.auto_leader_rebalance_enable else None))
         self.replicas.isr_store = self.coordinator
-        self.replicas.on_log_dir_failure = LogDirFailureHandler(self.coordinator.close)
+        self.replicas.on_log_dir_failure = LogDirFailureHandler.for_broker(
+            self.log_manager, self.replicas, self.coordinator)
         await self.coordinator.start()
         await self.coordinator.watch_security(self.security, self.quotas)
         await self.coordinator.watch_revoked_certificates(self.client_certs.revoked_changed)
@@ -228,17 +232,9 @@ class Broker:
         return self.coordinator.cluster_id if self.coordinator is not None else ""
 
     def leader_partition(self, topic: str, partition: int) -> tuple[Partition | None, ErrorCode]:
-        """The hosted partition a Produce/Fetch/ListOffsets addresses, or why it is not here:
-        UNKNOWN_TOPIC_OR_PARTITION (no such partition) or NOT_LEADER_OR_FOLLOWER (another
-        broker leads it, this broker only follows it, or leadership has not reached us
-        yet)."""
-        hosted = self.replicas.leader(topic, partition)
-        if hosted is not None:
-            return hosted, ErrorCode.NONE
-        metadata = self.cache.topic(topic)
-        if metadata is None or partition not in metadata.replicas:
-            return None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        return None, ErrorCode.NOT_LEADER_OR_FOLLOWER
+        """The hosted partition a Produce/Fetch/ListOffsets addresses, or why it is not
+        here (see ``ReplicaManager.leader_or_error``)."""
+        return self.replicas.leader_or_error(topic, partition, self.cache.has_partition)
 
     def log_config_for(self, topic_config: dict[str, str]) -> LogConfig:
         """A topic's effective log config: broker defaults overridden by the topic's."""

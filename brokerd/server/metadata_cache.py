@@ -77,6 +77,10 @@ class MetadataCache:
                 return metadata
         return None
 
+    def has_partition(self, topic: str, partition: int) -> bool:
+        metadata = self.topics.get(topic)
+        return metadata is not None and partition in metadata.replicas
+
     def partition_state(self, topic: str, partition: int) -> PartitionState | None:
         metadata = self.topics.get(topic)
         return None if metadata is None else metadata.states.get(partition)

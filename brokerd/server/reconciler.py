@@ -129,6 +129,8 @@ class Reconciler:
         """Make one partition's replica here match ZooKeeper: lead it, follow its leader,
         or (no longer a replica here) delete it."""
         name, me = metadata.name, self.broker_id
+        if (name, partition) in self.replicas.offline:
+            return  # its log dir failed: served elsewhere until this broker restarts
         replicas = metadata.replicas[partition]
         hosted = self.replicas.get(name, partition)
         if me not in replicas:

@@ -453,3 +453,7 @@ class Log:
         self.flush()
         self.take_producer_snapshot()
         self._local.close()
+
+    def close_files(self) -> None:
+        """Release the files without flushing or writing anything (its log dir failed)."""
+        self._local.close()

@@ -39,6 +39,7 @@ from brokerd.storage.checkpoint import (
     write_offset_checkpoint,
 )
 from brokerd.storage.config import LogConfig
+from brokerd.storage.errors import LogDirFailure
 from brokerd.storage.log import Log
 
 logger = logging.getLogger(__name__)
@@ -75,6 +76,9 @@ class LogManager:
         self._clock = clock
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
+        # Log dirs a write failed in (KIP-112): their logs are dropped, nothing is created,
+        # checkpointed or marked clean there until the broker restarts.
+        self.offline_dirs: set[Path] = set()
 
     # -- start-up -----------------------------------------------------------------------
     def load(self, topic_configs: Mapping[str, LogConfig] | None = None) -> None:
@@ -136,9 +140,12 @@ class LogManager:
             if config is not None:
                 existing.update_config(config)
             return existing
+        online = self.online_dirs
+        if not online:
+            raise LogDirFailure("every log dir is offline", self.log_dirs[0])
         # One counting pass (not one per dir): creating thousands of partitions stays linear.
-        counts = Counter(self._dir_of.values()) if len(self.log_dirs) > 1 else Counter()
-        log_dir = min(self.log_dirs, key=lambda d: counts[d])
+        counts = Counter(self._dir_of.values()) if len(online) > 1 else Counter()
+        log_dir = min(online, key=lambda d: counts[d])
         directory = log_dir / partition_dir_name(topic, partition)
         log = Log(
             directory,
@@ -150,6 +157,24 @@ class LogManager:
         self._logs[key] = log
         self._dir_of[key] = log_dir
         return log
+
+    @property
+    def online_dirs(self) -> list[Path]:
+        return [d for d in self.log_dirs if d not in self.offline_dirs]
+
+    def take_offline(self, log_dir: Path) -> list[TopicPartition]:
+        """A write in ``log_dir`` failed: forget its logs (closed as far as the failed
+        disk lets them be; their files stay for recovery at the next start) and return
+        the partitions they belonged to."""
+        self.offline_dirs.add(log_dir)
+        lost = [key for key, where in self._dir_of.items() if where == log_dir]
+        for key in lost:
+            del self._dir_of[key]
+            try:
+                self._logs.pop(key).close_files()
+            except OSError:
+                pass  # the disk that failed: recovery at the next start sorts it out
+        return lost
 
     def delete(self, topic: str, partition: int) -> bool:
         """Close and remove the partition's log; False if this broker has none."""
@@ -189,7 +214,7 @@ class LogManager:
     def write_checkpoints(self) -> None:
         """The checkpoint files alone (callers that snapshot producer state themselves,
         spread over time, finish with this)."""
-        for log_dir in self.log_dirs:
+        for log_dir in self.online_dirs:
             self._write_checkpoints(log_dir)
 
     def _write_checkpoints(self, log_dir: Path) -> None:
@@ -211,7 +236,7 @@ class LogManager:
         only then the clean-shutdown markers."""
         for log in self._logs.values():
             log.close()
-        for log_dir in self.log_dirs:
+        for log_dir in self.online_dirs:  # an offline dir is recovered at the next start
             self._write_checkpoints(log_dir)
             (log_dir / CLEAN_SHUTDOWN_MARKER).touch()
             fsync_directory(log_dir)

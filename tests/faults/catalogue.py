@@ -80,14 +80,16 @@ def leaders_killed(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
 
 
 def full_disk(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
-    """Partition 0's leader's log dir filled to the last block; healed by freeing the
-    space and starting the broker again (a broker without an online log dir halts)."""
-    ballast = cluster.fill_disk(leaders[0])
+    """The first of partition 0's leader's two log dirs filled to the last block: that
+    dir goes offline, the broker serves on from the other.  Healed by freeing the space
+    and restarting the broker (an offline dir comes back only at a restart)."""
+    ballast = cluster.fill_disk(cluster.log_dirs(leaders[0])[0])
 
     def heal() -> None:
         ballast.unlink()
-        if not cluster.running(f"b{leaders[0]}"):
-            cluster.start_broker(leaders[0])
+        if cluster.running(f"b{leaders[0]}"):
+            cluster.stop_broker(leaders[0])
+        cluster.start_broker(leaders[0])
     return Fault(heal, leaders[0])
 
 

@@ -2,8 +2,9 @@
 plus a namespace for the clients (the workload process) — the fault tests' cluster.
 
 Nodes are named ``zk1..zk3``, ``b1..b3`` and ``client``; the brokers' ids are 1..3.
-Each broker's log dir is a small filesystem of its own (tmpfs, ``LOG_DIR_SIZE``) so a
-test can fill one broker's disk.  Everything is started here and removed by
+Each broker has two log dirs, each a small filesystem of its own (tmpfs,
+``LOG_DIR_SIZE``), so a test can fill one disk of one broker while its other keeps
+serving.  Everything is started here and removed by
 :meth:`FaultCluster.close` (processes killed, filesystems unmounted, namespaces deleted,
 the processes' output left in the test's tmp dir for the failure report).
 """
@@ -58,9 +59,10 @@ class FaultCluster:
         for member in (1, 2, 3):
             self._start_zookeeper(member)
         for broker_id in (1, 2, 3):
-            self.log_dir(broker_id).mkdir(parents=True)
-            subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={LOG_DIR_SIZE}", "tmpfs",
-                            str(self.log_dir(broker_id))], check=True, timeout=10)
+            for log_dir in self.log_dirs(broker_id):
+                log_dir.mkdir(parents=True)
+                subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={LOG_DIR_SIZE}", "tmpfs",
+                                str(log_dir)], check=True, timeout=10)
             self.start_broker(broker_id)
         return self
 
@@ -70,9 +72,8 @@ class FaultCluster:
                 process.send_signal(signal.SIGCONT)
                 process.kill()
                 process.wait(10)
-        for broker_id in (1, 2, 3):
-            subprocess.run(["umount", str(self.log_dir(broker_id))], capture_output=True,
-                           timeout=10)
+        for log_dir in [d for b in (1, 2, 3) for d in self.log_dirs(b)]:
+            subprocess.run(["umount", str(log_dir)], capture_output=True, timeout=10)
         self.network.close()
 
     @property
@@ -107,7 +108,7 @@ class FaultCluster:
         self._spawn(node, [
             sys.executable, "-m", "brokerd", "serve", "--broker-id", str(broker_id),
             "--listeners", f"PLAINTEXT://{address}:{BROKER_PORT}",
-            "--zookeeper", self.zk_connect, "--log-dirs", str(self.log_dir(broker_id)),
+            "--zookeeper", self.zk_connect, "--log-dirs", ",".join(map(str, self.log_dirs(broker_id))),
             "--config", str(properties)], env=self._faked_clock(broker_id))
         self._await(lambda: output.read_text().count(" serving on ") > served,
                     f"broker {broker_id} to serve", node)
@@ -152,20 +153,37 @@ class FaultCluster:
         path = self.workdir / f"{node}.out"
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def log_dir(self, broker_id: int) -> Path:
-        return self.workdir / f"logs-{broker_id}"
+    def log_dirs(self, broker_id: int) -> tuple[Path, Path]:
+        return self.workdir / f"logs-{broker_id}a", self.workdir / f"logs-{broker_id}b"
+
+    def partition_dir(self, broker_id: int, topic: str, partition: int) -> Path:
+        """The replica's directory in whichever of the broker's log dirs holds it."""
+        for log_dir in self.log_dirs(broker_id):
+            if (log_dir / f"{topic}-{partition}").is_dir():
+                return log_dir / f"{topic}-{partition}"
+        return self.log_dirs(broker_id)[0] / f"{topic}-{partition}"
 
     # ---- faults ----------------------------------------------------------------------
+
+    def stop_broker(self, broker_id: int) -> None:
+        """SIGTERM (a controlled shutdown), SIGKILL if it does not exit in 60 s."""
+        process = self.processes[f"b{broker_id}"]
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
 
     def kill(self, node: str) -> None:
         self.processes[node].kill()
         self.processes[node].wait(10)
 
-    def fill_disk(self, broker_id: int) -> Path:
-        """Fill broker ``broker_id``'s log dir to the last block; returns the ballast file
-        (delete it to free the space)."""
-        ballast = self.log_dir(broker_id) / "ballast"
-        stats = os.statvfs(self.log_dir(broker_id))
+    def fill_disk(self, log_dir: Path) -> Path:
+        """Fill ``log_dir`` to the last block; returns the ballast file (delete it to free
+        the space)."""
+        ballast = log_dir / "ballast"
+        stats = os.statvfs(log_dir)
         fd = os.open(ballast, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:  # most of it at once, then the blocks the broker took meanwhile, to the last
             os.posix_fallocate(fd, 0, max(stats.f_bavail * stats.f_frsize - (1 << 20), 1))
@@ -214,8 +232,7 @@ class FaultCluster:
         found: dict[int, dict[int, tuple[int, int]]] = {}
         for broker_id in (1, 2, 3):
             batches: dict[int, tuple[int, int]] = {}
-            for segment in sorted((self.log_dir(broker_id) / f"{topic}-{partition}").glob(
-                    "*.log")):
+            for segment in sorted(self.partition_dir(broker_id, topic, partition).glob("*.log")):
                 for _, header in iter_batches(segment.read_bytes()):
                     batches[header.base_offset] = (header.last_offset, header.crc)
             found[broker_id] = batches

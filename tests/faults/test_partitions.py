@@ -91,13 +91,20 @@ def test_leaders_killed(fault_cluster: FaultCluster, tmp_path: Path) -> None:
 
 
 def test_a_full_disk(fault_cluster: FaultCluster, tmp_path: Path) -> None:
-    def halted_and_replaced(views: Views, fault: Fault) -> None:
-        assert not fault_cluster.running(f"b{fault.target}")
-        assert "is offline" in fault_cluster.output(f"b{fault.target}")
-        assert all(leader not in (-1, fault.target) for leader, _ in views.values()), views
+    """One of a leader's two log dirs fills up: that dir goes offline, the controller
+    moves its partitions' leadership and ISR membership to the other replicas, and the
+    broker keeps serving from its other dir (KIP-112)."""
+    def failed_dir_replaced_the_broker_serves_on(views: Views, fault: Fault) -> None:
+        broker = int(fault.target)
+        assert fault_cluster.running(f"b{broker}")
+        assert "is offline" in fault_cluster.output(f"b{broker}")
+        failed = fault_cluster.log_dirs(broker)[0]
+        for partition, (leader, isr) in views.items():
+            if fault_cluster.partition_dir(broker, "full-disk", partition).parent == failed:
+                assert leader not in (-1, broker) and broker not in isr, views
 
     assert_clean(exercise(fault_cluster, tmp_path, "full-disk", catalogue.full_disk,
-                          fault_s=12.0, during=halted_and_replaced))
+                          fault_s=12.0, during=failed_dir_replaced_the_broker_serves_on))
 
 
 def test_a_leader_clock_stepped_an_hour_ahead(fault_cluster: FaultCluster,
@@ -106,7 +113,7 @@ def test_a_leader_clock_stepped_an_hour_ahead(fault_cluster: FaultCluster,
     own timestamps: with 10-minute retention and small segments, a leader whose clock
     jumps an hour ahead would otherwise delete every closed segment at its next check."""
     def closed_segments_kept(views: Views, fault: Fault) -> None:
-        segments = sorted((fault_cluster.log_dir(int(fault.target)) / "clock-forward-0")
+        segments = sorted(fault_cluster.partition_dir(int(fault.target), "clock-forward", 0)
                           .glob("*.log"))
         assert segments and segments[0].name == f"{0:020d}.log", \
             f"retention deleted segments younger than retention.ms: {segments}"

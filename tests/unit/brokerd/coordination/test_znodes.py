@@ -35,6 +35,15 @@ def test_broker_registration_json() -> None:
     assert (decoded.host, decoded.port) == ("s", 9292)
 
 
+def test_offline_replicas_ride_in_the_registration_and_a_log_dir_event_names_the_broker() -> None:
+    registration = znodes.BrokerRegistration(3, "h", 9092, ("PLAINTEXT://h:9092",),
+                                             offline_replicas=(("orders", 0), ("orders", 3)))
+    value = json.loads(registration.encode(1))
+    assert value["offline_replicas"] == [["orders", 0], ["orders", 3]]
+    assert znodes.BrokerRegistration.decode(3, registration.encode(1)) == registration
+    assert json.loads(znodes.encode_log_dir_event(3)) == {"version": 1, "broker": 3, "event": 1}
+
+
 def test_topic_assignment_and_state_json() -> None:
     topic_id = uuid.uuid4()
     assignment = znodes.TopicAssignment(topic_id, {1: (2, 1), 0: (1, 2)})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -45,35 +46,86 @@ def test_a_failed_append_answers_kafka_storage_error_and_stores_nothing(
     assert partition.append_as_leader(records(b"after")).base_offset == 1  # no gap
 
 
-def test_the_broker_closes_its_session_then_halts_once() -> None:
-    events: list[str] = []
+def handler(events: list[str], online: list[Path],
+            close_session: Callable[[], Awaitable[None]] | None = None) -> LogDirFailureHandler:
+    def take_offline(log_dir: Path) -> list[tuple[str, int]]:
+        events.append(f"offline {log_dir}")
+        online.remove(log_dir)
+        return [("t", 0)]
 
-    async def close_session() -> None:
+    async def report(keys: list[tuple[str, int]]) -> None:
+        events.append(f"reported {keys}")
+
+    async def close() -> None:
         events.append("session closed")
 
+    return LogDirFailureHandler(take_offline, lambda: list(online), report,
+                                close_session or close,
+                                halt=lambda code: events.append(f"halt {code}"))
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+def test_a_failed_dir_goes_offline_once_and_the_others_keep_serving() -> None:
+    events: list[str] = []
+
     async def scenario() -> None:
-        handler = LogDirFailureHandler(close_session,
-                                       halt=lambda code: events.append(f"halt {code}"))
-        handler(Path("/data/a"), OSError(errno.ENOSPC, "full"))
-        handler(Path("/data/a"), OSError(errno.ENOSPC, "full"))
-        for _ in range(5):
-            await asyncio.sleep(0)
-        assert handler.offline == {Path("/data/a")}
+        failed = handler(events, [Path("/data/a"), Path("/data/b")])
+        failed(Path("/data/a"), OSError(errno.ENOSPC, "full"))
+        failed(Path("/data/a"), OSError(errno.ENOSPC, "full"))  # a second failing write
+        await settle()
+        assert failed.offline == {Path("/data/a")}
 
     asyncio.run(scenario())
-    assert events == ["session closed", f"halt {HALT_EXIT_CODE}"]
+    assert events == ["offline /data/a", "reported [('t', 0)]"]
+
+
+def test_the_last_dir_failing_closes_the_session_then_halts() -> None:
+    events: list[str] = []
+
+    async def scenario() -> None:
+        handler(events, [Path("/data/a")])(Path("/data/a"), OSError(errno.ENOSPC, "full"))
+        await settle()
+
+    asyncio.run(scenario())
+    assert events == ["offline /data/a", "session closed", f"halt {HALT_EXIT_CODE}"]
 
 
 def test_a_hanging_session_close_does_not_stop_the_halt(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("brokerd.server.log_dir_failure.SESSION_CLOSE_TIMEOUT_S", 0.05)
-    halted: list[int] = []
+    events: list[str] = []
 
     async def never() -> None:
         await asyncio.Event().wait()
 
     async def scenario() -> None:
-        LogDirFailureHandler(never, halt=halted.append)(Path("/d"), OSError(errno.EIO, "io"))
+        handler(events, [Path("/d")], close_session=never)(Path("/d"), OSError(errno.EIO, "io"))
         await asyncio.sleep(0.3)
 
     asyncio.run(scenario())
-    assert halted == [HALT_EXIT_CODE]
+    assert events == ["offline /d", f"halt {HALT_EXIT_CODE}"]
+
+
+def test_the_log_manager_drops_a_failed_dir_and_creates_nothing_there(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    manager = LogManager([first, second], LogConfig())
+    manager.load()
+    manager.get_or_create("t", 0)
+    manager.get_or_create("t", 1)
+    in_first = [key for key in [("t", 0), ("t", 1)] if manager.log_dir_of(*key) == first]
+    checkpoints = {path: path.read_bytes() for path in first.iterdir() if path.is_file()}
+    assert manager.take_offline(first) == in_first
+    assert all(manager.get(*key) is None for key in in_first)
+    for partition in range(2, 5):
+        manager.get_or_create("t", partition)
+        assert manager.log_dir_of("t", partition) == second
+    manager.write_checkpoints()
+    assert {path: path.read_bytes() for path in first.iterdir() if path.is_file()} \
+        == checkpoints  # nothing written to the offline dir
+    manager.take_offline(second)
+    with pytest.raises(LogDirFailure):
+        manager.get_or_create("t", 9)
+    manager.close()
