@@ -74,6 +74,10 @@ def test_a_read_only_colleague_sees_and_changes_nothing(acme: Tenant, globex: Te
         assert response.status_code == 200, page
     assert 'id="read-only-badge"' in bob.get("/t/acme/topics/").content.decode()
     assert 'id="invite"' not in bob.get("/t/acme/team/").content.decode()
+    for page, form in (("topics/", "create-topic"), ("api-keys/", "create-key"),
+                       ("acls/", "grant-acl")):
+        assert f'id="{form}"' not in bob.get(f"/t/acme/{page}").content.decode()  # not offered
+        assert f'id="{form}"' in admin.get(f"/t/acme/{page}").content.decode()
     for path, data in (("topics/", {"name": "x", "partitions": 1, "retention_hours": 1,
                                     "cleanup_policy": "delete"}),
                        (f"api-keys/{key.key}/revoke/", {}), ("topics/orders/delete/", {"confirm": "orders"}),
