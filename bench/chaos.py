@@ -55,7 +55,11 @@ def main(argv: list[str]) -> int:
             while time.time() + args.fault_seconds < deadline:
                 time.sleep(args.gap_seconds)
                 name = chooser.choice(sorted(FAULTS))
-                fault = FAULTS[name](cluster, {p: v[0] for p, v in run.views().items()})
+                try:
+                    fault = FAULTS[name](cluster, {p: v[0] for p, v in run.views().items()})
+                except Exception as exc:  # e.g. no ZooKeeper member leads right now
+                    print(f"  {time.time() - started:7.1f} s  {name} not applied: {exc}")
+                    continue
                 schedule.append((time.time() - started, name, fault.target))
                 print(f"  {schedule[-1][0]:7.1f} s  {name} ({fault.target})", flush=True)
                 time.sleep(args.fault_seconds)

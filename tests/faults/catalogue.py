@@ -25,24 +25,31 @@ class Fault:
 FaultFunction = Callable[[FaultCluster, dict[int, int]], Fault]
 
 
+def leader_of(leaders: dict[int, int], partition: int = 0) -> int:
+    """The partition's leader; while it has none (-1, e.g. right after an earlier fault
+    in a chaos run) another partition's, else broker 1."""
+    candidates = [leaders.get(partition, -1), *leaders.values(), BROKER_IDS[0]]
+    return next(broker for broker in candidates if broker in BROKER_IDS)
+
+
 def isolated_follower(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
-    follower = next(b for b in BROKER_IDS if b != leaders[0])
+    follower = next(b for b in BROKER_IDS if b != leader_of(leaders))
     cluster.network.isolate(f"b{follower}")
     return Fault(cluster.network.heal, follower)
 
 
 def isolated_leader(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
-    cluster.network.isolate(f"b{leaders[0]}")
-    return Fault(cluster.network.heal, leaders[0])
+    cluster.network.isolate(f"b{leader_of(leaders)}")
+    return Fault(cluster.network.heal, leader_of(leaders))
 
 
 def leader_without_zookeeper(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
-    cluster.network.isolate(f"b{leaders[0]}", list(ZOOKEEPER))
-    return Fault(cluster.network.heal, leaders[0])
+    cluster.network.isolate(f"b{leader_of(leaders)}", list(ZOOKEEPER))
+    return Fault(cluster.network.heal, leader_of(leaders))
 
 
 def brokers_split(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
-    alone = leaders[0]
+    alone = leader_of(leaders)
     cluster.network.isolate(f"b{alone}", [f"b{b}" for b in BROKER_IDS if b != alone])
     return Fault(cluster.network.heal, alone)
 
@@ -69,45 +76,45 @@ def zookeeper_quorum_lost(cluster: FaultCluster, leaders: dict[int, int]) -> Fau
 def leaders_killed(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
     """kill -9 of partition 0's leader and of partition 1's (when another broker); both
     restart when healed."""
-    killed = sorted({leaders[0], leaders[1]})
+    killed = sorted({leader_of(leaders), leader_of(leaders, 1)})
     for broker_id in killed:
         cluster.kill(f"b{broker_id}")
 
     def heal() -> None:
         for broker_id in killed:
             cluster.start_broker(broker_id)
-    return Fault(heal, leaders[0])
+    return Fault(heal, leader_of(leaders))
 
 
 def full_disk(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
     """The first of partition 0's leader's two log dirs filled to the last block: that
     dir goes offline, the broker serves on from the other.  Healed by freeing the space
     and restarting the broker (an offline dir comes back only at a restart)."""
-    ballast = cluster.fill_disk(cluster.log_dirs(leaders[0])[0])
+    ballast = cluster.fill_disk(cluster.log_dirs(leader_of(leaders))[0])
 
     def heal() -> None:
         ballast.unlink()
-        if cluster.running(f"b{leaders[0]}"):
-            cluster.stop_broker(leaders[0])
-        cluster.start_broker(leaders[0])
-    return Fault(heal, leaders[0])
+        if cluster.running(f"b{leader_of(leaders)}"):
+            cluster.stop_broker(leader_of(leaders))
+        cluster.start_broker(leader_of(leaders))
+    return Fault(heal, leader_of(leaders))
 
 
 def clock_stepped_forward(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
     """Partition 0's leader's wall clock an hour ahead (its monotonic clock untouched)."""
-    cluster.set_clock(leaders[0], 3600)
-    return Fault(lambda: cluster.set_clock(leaders[0], 0), leaders[0])
+    cluster.set_clock(leader_of(leaders), 3600)
+    return Fault(lambda: cluster.set_clock(leader_of(leaders), 0), leader_of(leaders))
 
 
 def clock_stepped_back(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
-    cluster.set_clock(leaders[0], -3600)
-    return Fault(lambda: cluster.set_clock(leaders[0], 0), leaders[0])
+    cluster.set_clock(leader_of(leaders), -3600)
+    return Fault(lambda: cluster.set_clock(leader_of(leaders), 0), leader_of(leaders))
 
 
 def clock_running_fast(cluster: FaultCluster, leaders: dict[int, int]) -> Fault:
     """Partition 0's leader's wall clock running 1.5 times too fast, then put right."""
-    cluster.set_clock(leaders[0], 0, rate=1.5)
-    return Fault(lambda: cluster.set_clock(leaders[0], 0), leaders[0])
+    cluster.set_clock(leader_of(leaders), 0, rate=1.5)
+    return Fault(lambda: cluster.set_clock(leader_of(leaders), 0), leader_of(leaders))
 
 
 FAULTS: dict[str, FaultFunction] = {function.__name__.replace("_", "-"): function for function in (
