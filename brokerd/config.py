@@ -19,6 +19,7 @@ from pathlib import Path
 
 from brokerd.replication.inter_broker_auth import inter_broker_auth
 from brokerd.replication.replica_selector import canonical_selector
+from brokerd.security.reauth import invalid_prefixed_values
 from brokerd.security.ssl_principal import client_auth_settings
 
 
@@ -344,8 +345,10 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
     tls = [e.url for e in listeners if e.name in ("SSL", "SASL_SSL")]
     if tls and config.ssl_keystore_location is None:
         raise ConfigError(f"ssl.keystore.location is required by {', '.join(tls)}")
-    if config.connections_max_reauth_ms < 0:
-        raise ConfigError("connections.max.reauth.ms must be >= 0")
+    if config.connections_max_reauth_ms < 0 or invalid_prefixed_values(props):
+        raise ConfigError("connections.max.reauth.ms (also listener.name.<listener>.<mechanism>."
+                          f"connections.max.reauth.ms) must be >= 0: "
+                          f"{invalid_prefixed_values(props) or config.connections_max_reauth_ms}")
     if config.log_retention_check_interval_ms < 1:
         raise ConfigError("log.retention.check.interval.ms must be >= 1")
     if config.max_connections_per_ip < 1 or config.connections_max_idle_ms < 1:

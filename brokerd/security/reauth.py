@@ -9,8 +9,11 @@ SaslAuthenticate on the same connection before then, against the current credent
 
 Kafka's rules, followed here (``SaslServerAuthenticator`` and ``SocketServer``):
 
-* The lifetime is ``connections.max.reauth.ms`` (0: none, the answer says 0); the session
-  expires that long after the exchange completed, counted by the broker's clock.
+* The lifetime is ``connections.max.reauth.ms`` (0: none, the answer says 0), or its
+  listener- and mechanism-prefixed override
+  ``listener.name.<listener>.<mechanism>.connections.max.reauth.ms`` (lower-case names, e.g.
+  ``listener.name.sasl_ssl.scram-sha-512.connections.max.reauth.ms``); the session expires
+  that long after the exchange completed, counted by the broker's clock.
 * Once expired, the next request closes the connection, unless it is a SaslHandshake that
   begins a re-authentication (or the SaslAuthenticate continuing one).  An idle expired
   connection is left to ``connections.max.idle.ms``, as in Kafka.
@@ -26,6 +29,7 @@ Time is passed in (monotonic seconds), so every rule is a millisecond unit test.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from brokerd.security.principal import Principal
@@ -42,6 +46,33 @@ class SaslSession:
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and now >= self.expires_at
+
+
+REAUTH_KEY = "connections.max.reauth.ms"
+
+
+def prefixed_reauth_key(listener: str, mechanism: str) -> str:
+    return f"listener.name.{listener.lower()}.{mechanism.lower()}.{REAUTH_KEY}"
+
+
+def max_reauth_ms(props: Mapping[str, str], default_ms: int, listener: str,
+                  mechanism: str) -> int:
+    """The ``connections.max.reauth.ms`` in force for one listener and mechanism."""
+    value = props.get(prefixed_reauth_key(listener, mechanism))
+    return default_ms if value is None else int(value)
+
+
+def invalid_prefixed_values(props: Mapping[str, str]) -> list[str]:
+    """Prefixed ``connections.max.reauth.ms`` keys whose value is no integer >= 0."""
+    bad = []
+    for key, value in props.items():
+        if key.startswith("listener.name.") and key.endswith("." + REAUTH_KEY):
+            try:
+                if int(value) < 0:
+                    bad.append(key)
+            except ValueError:
+                bad.append(key)
+    return sorted(bad)
 
 
 def session_lifetime_ms(max_reauth_ms: int) -> int:

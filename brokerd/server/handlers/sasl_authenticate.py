@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.security import SaslAuthenticator, SaslFailure, SaslStep
 from brokerd.security.reauth import (
+    max_reauth_ms,
     mechanism_refusal,
     new_session,
     principal_refusal,
@@ -80,8 +81,14 @@ async def _advance(broker: HandlerContext, connection: Connection, token: bytes,
     if step.principal is not None:
         connection.sasl_session = new_session(
             authenticator.mechanism, step.principal, authenticate_version,
-            broker.config.connections_max_reauth_ms, time.monotonic())
+            _max_reauth_ms(broker, connection, authenticator.mechanism), time.monotonic())
     return step
+
+
+def _max_reauth_ms(broker: HandlerContext, connection: Connection, mechanism: str) -> int:
+    config = broker.config
+    return max_reauth_ms(config.static_props, config.connections_max_reauth_ms,
+                         connection.listener_name, mechanism)
 
 
 async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
@@ -98,7 +105,9 @@ async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
         return {"error_code": int(ErrorCode.SASL_AUTHENTICATION_FAILED),
                 "error_message": step.failure.message, "auth_bytes": step.response,
                 "session_lifetime_ms": 0}
-    lifetime_ms = session_lifetime_ms(broker.config.connections_max_reauth_ms) if step.done else 0
+    session = connection.sasl_session
+    lifetime_ms = (session_lifetime_ms(_max_reauth_ms(broker, connection, session.mechanism))
+                   if step.done and session is not None else 0)
     return {"error_code": 0, "error_message": None, "auth_bytes": step.response,
             "session_lifetime_ms": lifetime_ms}
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from brokerd.security import Principal
 from brokerd.security.reauth import (
+    invalid_prefixed_values,
+    max_reauth_ms,
     may_begin_reauthentication,
     may_serve,
     mechanism_refusal,
@@ -60,3 +62,17 @@ def test_reauthentication_keeps_mechanism_and_principal() -> None:
         mechanism_refusal(session, "PLAIN") or "")
     assert principal_refusal(session, ALICE) is None
     assert "Cannot change principals" in (principal_refusal(session, BOB) or "")
+
+
+def test_a_listener_and_mechanism_may_have_their_own_lifetime() -> None:
+    props = {"listener.name.sasl_ssl.scram-sha-512.connections.max.reauth.ms": "60000"}
+    assert max_reauth_ms(props, 0, "SASL_SSL", "SCRAM-SHA-512") == 60_000
+    assert max_reauth_ms(props, 0, "SASL_SSL", "PLAIN") == 0
+    assert max_reauth_ms(props, 5, "SASL_PLAINTEXT", "SCRAM-SHA-512") == 5
+    assert invalid_prefixed_values(props) == []
+    assert invalid_prefixed_values({
+        "listener.name.x.plain.connections.max.reauth.ms": "-1",
+        "listener.name.y.plain.connections.max.reauth.ms": "soon",
+        "connections.max.reauth.ms": "-1"}) == [
+        "listener.name.x.plain.connections.max.reauth.ms",
+        "listener.name.y.plain.connections.max.reauth.ms"]

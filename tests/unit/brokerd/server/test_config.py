@@ -114,3 +114,10 @@ def test_replica_selector_class_is_kafkas_or_refused() -> None:
         "org.apache.kafka.common.replica.RackAwareReplicaSelector")
     with pytest.raises(ConfigError, match="replica.selector.class"):
         build_config({**REQUIRED, "replica.selector.class": "Nearest"})
+
+
+def test_prefixed_reauth_lifetimes_must_be_whole_milliseconds() -> None:
+    key = "listener.name.sasl_ssl.plain.connections.max.reauth.ms"
+    assert build_config({**REQUIRED, key: "1000"}).static_props[key] == "1000"
+    with pytest.raises(ConfigError, match="connections.max.reauth.ms"):
+        build_config({**REQUIRED, key: "-5"})
