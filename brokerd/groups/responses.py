@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from brokerd.groups.consumer.coordinator import heartbeat_error
+from brokerd.groups.consumer.validation import heartbeat_error
 from brokerd.groups.outcome import Response
 from brokerd.groups.rebalance import join_error, sync_error
 from brokerd.protocol import ApiKey, ErrorCode

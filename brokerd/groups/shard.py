@@ -23,6 +23,7 @@ from typing import Any
 
 from brokerd.groups import membership, rebalance
 from brokerd.groups.config import GroupConfig
+from brokerd.groups.consumer import fencing, views
 from brokerd.groups.consumer.coordinator import ConsumerGroups
 from brokerd.groups.consumer.records import decode_consumer_key
 from brokerd.groups.consumer.topics import TopicsView
@@ -182,7 +183,7 @@ class GroupShard:
         group = self.groups.get(group_id)
         consumer_group = self.consumer.groups.get(group_id)
         if consumer_group is not None:
-            error = self.consumer.commit_error(consumer_group, body["member_id"], generation)
+            error = fencing.commit_error(consumer_group, body["member_id"], generation)
         elif group is not None:
             error = commit_error(group, body["member_id"], body["group_instance_id"], generation)
         elif generation < 0:
@@ -270,7 +271,7 @@ class GroupShard:
              "group_state": group.state.value, "group_type": "classic"}
             for group in self.groups.values()
         ]
-        rows.extend(self.consumer.list_row(group) for group in self.consumer.groups.values())
+        rows.extend(views.list_row(group) for group in self.consumer.groups.values())
         return [row for row in rows
                 if (not wanted or row["group_state"].lower() in wanted)
                 and (not types or row["group_type"] in types)]

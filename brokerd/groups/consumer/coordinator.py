@@ -20,57 +20,34 @@ ConsumerGroupHeartbeat, in order (Kafka's ``GroupMetadataManager.consumerGroupHe
 from __future__ import annotations
 
 import copy
-import re
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 from brokerd.groups.assignors import ASSIGNORS, DEFAULT_ASSIGNOR, MemberSpec
 from brokerd.groups.config import GroupConfig
-from brokerd.groups.consumer import changes, embedded
+from brokerd.groups.consumer import changes, fencing, views
 from brokerd.groups.consumer.group import (
     JOIN_EPOCH,
     LEAVE_EPOCH,
     STATIC_LEAVE_EPOCH,
     ConsumerGroup,
-    ConsumerGroupState,
     ConsumerMember,
     MemberState,
-    Partitions,
     Reconciliation,
     Subscription,
 )
 from brokerd.groups.consumer.reconcile import reconcile
 from brokerd.groups.consumer.records import METADATA_KEY, ConsumerKey, from_wire, to_wire
 from brokerd.groups.consumer.topics import TopicsView, metadata_hash
+from brokerd.groups.consumer.validation import HeartbeatError, heartbeat_error, validate
 from brokerd.groups.outcome import Outcome, Record, Response
 from brokerd.protocol import ErrorCode
 
-CONSUMER_PROTOCOL_TYPE = "consumer"
 #: How often a member's regular expression is matched against the topics again (at its
 #: heartbeats): new matching topics join within this, and a broker with thousands of topics
 #: does not scan them all at every heartbeat.
 REGEX_REFRESH_MS = 2_000
-
-
-class HeartbeatError(Exception):
-    def __init__(self, error: ErrorCode, message: str | None = None) -> None:
-        super().__init__(message or error.name)
-        self.error = error
-        self.message = message
-
-
-def heartbeat_error(error: ErrorCode, message: str | None = None) -> Response:
-    return {"error_code": error, "error_message": message, "member_id": None,
-            "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
-
-
-def valid_regex(pattern: str) -> bool:
-    try:
-        re.compile(pattern)
-    except re.error:
-        return False
-    return True
 
 
 class ConsumerGroups:
@@ -121,7 +98,7 @@ class ConsumerGroups:
     def _heartbeat(self, body: dict[str, Any], version: int, client_id: str,
                    client_host: str, topics: TopicsView, classic_in_use: bool, now_ms: int,
                    out: Outcome) -> Response:
-        self._validate(body, version)
+        validate(body, version)
         group_id = body["group_id"]
         epoch = body["member_epoch"]
         member_id = body["member_id"] or (self._new_member_id() if epoch == JOIN_EPOCH
@@ -237,40 +214,6 @@ class ConsumerGroups:
         if force or self._regex_due(member, now_ms):
             member.regex_topics = topics.matching(member.subscription.regex)
             member.regex_resolved_ms = now_ms
-
-    def _validate(self, body: dict[str, Any], version: int) -> None:
-        epoch = body["member_epoch"]
-        if not body["group_id"]:
-            raise HeartbeatError(ErrorCode.INVALID_GROUP_ID)
-        if version >= 1 and not body["member_id"]:
-            raise HeartbeatError(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
-        if epoch < STATIC_LEAVE_EPOCH:
-            raise HeartbeatError(ErrorCode.INVALID_REQUEST, f"MemberEpoch {epoch} is invalid.")
-        if epoch == STATIC_LEAVE_EPOCH and body["instance_id"] is None:
-            raise HeartbeatError(ErrorCode.INVALID_REQUEST,
-                                 "InstanceId can't be null with MemberEpoch -2.")
-        if epoch == JOIN_EPOCH:
-            if body["rebalance_timeout_ms"] == -1:
-                raise HeartbeatError(ErrorCode.INVALID_REQUEST,
-                                     "RebalanceTimeoutMs must be provided in first request.")
-            if body["topic_partitions"] is None or body["topic_partitions"]:
-                raise HeartbeatError(ErrorCode.INVALID_REQUEST,
-                                     "TopicPartitions must be empty when (re-)joining.")
-            if body["subscribed_topic_names"] is None and body.get(
-                    "subscribed_topic_regex") is None:
-                raise HeartbeatError(ErrorCode.INVALID_REQUEST,
-                                     "SubscribedTopicNames or SubscribedTopicRegex must be "
-                                     "set in first request.")
-        assignor = body["server_assignor"]
-        if assignor is not None and assignor not in ASSIGNORS:
-            raise HeartbeatError(ErrorCode.UNSUPPORTED_ASSIGNOR,
-                                 f"ServerAssignor {assignor} is not supported. Supported "
-                                 f"assignors: {', '.join(sorted(ASSIGNORS))}.")
-        regex = body.get("subscribed_topic_regex")
-        if regex and not valid_regex(regex):
-            raise HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION,
-                                 f"SubscribedTopicRegex {regex} is not a valid regular "
-                                 f"expression.")
 
     def _member(self, group: ConsumerGroup, member_id: str, epoch: int, body: dict[str, Any],
                 now_ms: int) -> tuple[ConsumerMember, bool]:
@@ -438,37 +381,7 @@ class ConsumerGroups:
     # -- other APIs ------------------------------------------------------------------------
 
     def describe(self, group_id: str, topics: TopicsView) -> Response:
-        group = self.groups.get(group_id)
-        if group is None:
-            return {"error_code": ErrorCode.GROUP_ID_NOT_FOUND,
-                    "error_message": f"Group {group_id} not found.", "group_id": group_id,
-                    "group_state": "Dead", "group_epoch": -1, "assignment_epoch": -1,
-                    "assignor_name": "", "members": []}
-
-        def named(partitions: Partitions) -> dict[str, Any]:
-            rows = []
-            for row in to_wire(partitions):
-                name = topics.name_of(row["topic_id"]) or self.topic_names.get(
-                    row["topic_id"], "")
-                rows.append({**row, "topic_name": name})
-            return {"topic_partitions": rows}
-
-        return {
-            "error_code": ErrorCode.NONE, "error_message": None, "group_id": group_id,
-            "group_state": group.state.value, "group_epoch": group.group_epoch,
-            "assignment_epoch": group.assignment_epoch,
-            "assignor_name": group.preferred_assignor() or DEFAULT_ASSIGNOR,
-            "members": [{
-                "member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
-                "member_epoch": m.current.member_epoch, "client_id": m.client_id,
-                "client_host": m.client_host,
-                "subscribed_topic_names": sorted(m.subscribed_names()),
-                "subscribed_topic_regex": m.subscription.regex,
-                "assignment": named(m.current.assigned),
-                "target_assignment": named(group.target.get(m.member_id, frozenset())),
-                "member_type": 1,
-            } for m in group.members.values()],
-        }
+        return views.describe(group_id, self.groups.get(group_id), topics, self.topic_names)
 
     def has_members(self, group_id: str) -> bool:
         group = self.groups.get(group_id)
@@ -483,60 +396,12 @@ class ConsumerGroups:
         return changes.deletion(group)
 
     def describe_classic(self, group_id: str) -> Response:
-        """The group as DescribeGroups shows it (for tools that only know the classic
-        API): members with their subscription and assignment in the consumer protocol's
-        embedded formats, topics by the names heartbeats taught us."""
-        group = self.groups[group_id]
-        members = []
-        for member in group.members.values():
-            by_topic: dict[str, list[int]] = {}
-            for topic_id, partition in sorted(member.current.assigned):
-                name = self.topic_names.get(topic_id)
-                if name is not None:
-                    by_topic.setdefault(name, []).append(partition)
-            members.append({
-                "member_id": member.member_id, "group_instance_id": member.instance_id,
-                "client_id": member.client_id, "client_host": member.client_host,
-                "member_metadata": embedded.subscription(sorted(member.subscribed_names())),
-                "member_assignment": embedded.assignment(by_topic),
-            })
-        return {"error_code": ErrorCode.NONE, "group_id": group_id,
-                "group_state": group.state.value, "protocol_type": CONSUMER_PROTOCOL_TYPE,
-                "protocol_data": group.preferred_assignor() or DEFAULT_ASSIGNOR,
-                "members": members}
-
-    def list_row(self, group: ConsumerGroup) -> dict[str, Any]:
-        return {"group_id": group.group_id, "protocol_type": CONSUMER_PROTOCOL_TYPE,
-                "group_state": group.state.value, "group_type": "consumer"}
-
-    def commit_error(self, group: ConsumerGroup, member_id: str,
-                     member_epoch: int) -> ErrorCode:
-        """OffsetCommit fencing for a consumer group (Kafka's rules): a commit without member
-        (admin tools, ``assign()`` users) is taken only while the group is Empty; a member's
-        commit must carry its current member epoch."""
-        if not member_id and member_epoch < 0:
-            return (ErrorCode.NONE if group.state == ConsumerGroupState.EMPTY
-                    else ErrorCode.UNKNOWN_MEMBER_ID)
-        member = group.members.get(member_id)
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != member.current.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
-
+        return views.describe_classic(self.groups[group_id], self.topic_names)
 
     def fetch_error(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
-        """OffsetFetch v9 fencing: a request naming a member of a consumer group must come
-        from a current member at its current epoch (admin tools name none)."""
         group = self.groups.get(group_id)
-        if group is None or (member_id is None and member_epoch < 0):
-            return ErrorCode.NONE
-        member = group.members.get(member_id or "")
-        if member is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != member.current.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
+        return ErrorCode.NONE if group is None else fencing.fetch_error(group, member_id,
+                                                                        member_epoch)
 
 
 def remove_member(group: ConsumerGroup, member_id: str) -> None:

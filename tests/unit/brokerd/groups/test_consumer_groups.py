@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from brokerd.groups.config import GroupConfig
+from brokerd.groups.consumer import fencing
 from brokerd.groups.consumer.coordinator import ConsumerGroups
 from brokerd.groups.consumer.group import MemberState
 from brokerd.groups.consumer.records import decode_consumer_key
@@ -304,10 +305,10 @@ def test_commit_fencing_uses_the_member_epoch() -> None:
     h = Harness()
     h.hb("a", 0)
     group = h.groups.groups["g"]
-    assert h.groups.commit_error(group, "a", 1) == ErrorCode.NONE
-    assert h.groups.commit_error(group, "a", 0) == ErrorCode.STALE_MEMBER_EPOCH
-    assert h.groups.commit_error(group, "zz", 1) == ErrorCode.UNKNOWN_MEMBER_ID
-    assert h.groups.commit_error(group, "", -1) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert fencing.commit_error(group, "a", 1) == ErrorCode.NONE
+    assert fencing.commit_error(group, "a", 0) == ErrorCode.STALE_MEMBER_EPOCH
+    assert fencing.commit_error(group, "zz", 1) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert fencing.commit_error(group, "", -1) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_a_steady_heartbeat_writes_nothing_and_keeps_the_session() -> None:
