@@ -240,9 +240,15 @@ async def verify_produce(broker: HandlerContext, transactional_id: str | None, t
     if (state is not None and state.epoch == header.producer_epoch
             and state.current_txn_first_offset >= 0):
         return None
+    guard = -1 if state is None else state.last_marker_offset
     error = await _ask_coordinator(broker, transactional_id, header.producer_id,
                                    header.producer_epoch, topic, data["index"])
     if error == ErrorCode.NONE:
+        # Kafka's verification guard: a marker that reached this partition while the
+        # coordinator was asked ended the verified transaction; the write is late.
+        after = hosted.log.producer_state(header.producer_id)
+        if after is not None and after.last_marker_offset != guard:
+            return ErrorCode.INVALID_TXN_STATE
         return None
     return ErrorCode.NOT_ENOUGH_REPLICAS if error in _RETRY_VERIFICATION else error
 

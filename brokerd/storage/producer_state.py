@@ -78,6 +78,9 @@ class ProducerEntry:
     epoch: int
     last_timestamp: int = -1
     current_txn_first_offset: int = -1
+    # Offset of the last transaction marker seen (memory only): KIP-890's verification
+    # guard, so a write verified before a marker is not appended after it.
+    last_marker_offset: int = -1
     batches: deque[BatchMetadata] = field(default_factory=lambda: deque(maxlen=RETAINED_BATCHES))
 
     @property
@@ -174,6 +177,8 @@ class ProducerStateManager:
         if entry is None or entry.epoch != header.producer_epoch:
             entry = ProducerEntry(header.producer_id, header.producer_epoch)
             self.producers[header.producer_id] = entry
+        if completed is not None:
+            entry.last_marker_offset = header.base_offset
         if is_transactional_data(header) and entry.current_txn_first_offset < 0:
             entry.current_txn_first_offset = header.base_offset
         if header.base_sequence >= 0 and not header.is_control:

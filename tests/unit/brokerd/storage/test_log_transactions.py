@@ -138,3 +138,12 @@ def test_snapshots_carry_open_transactions_and_version_1_is_still_read(tmp_path:
     (tmp_path / "b.snapshot").write_bytes(struct.pack(">hI", 1, crc32c.crc32c(body)) + body)
     old = ProducerStateManager.read_snapshot(tmp_path / "b.snapshot")
     assert old.producers[5].epoch == 2 and old.open_transactions() == {}
+
+
+def test_markers_move_the_verification_guard(open_log: OpenLog) -> None:
+    log = open_log()
+    log.append_as_leader(txn_batch(7, 0), 0)
+    state = log.producer_state(7)
+    assert state is not None and state.last_marker_offset == -1
+    log.append_marker(7, 0, commit=True, coordinator_epoch=0, leader_epoch=0)
+    assert state.last_marker_offset == 2
