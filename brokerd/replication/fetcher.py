@@ -45,6 +45,10 @@ FETCH_VERSION = 12  # the last version naming topics (v13 uses topic ids)
 EPOCH_VERSION = 4
 # Kafka's replica.fetch.backoff.ms is 1 s; half that brings a restarted leader back sooner.
 BACKOFF_S = 0.5
+# Top-level Fetch errors that only mean "start a new session" (KIP-227).
+SESSION_ERRORS = frozenset({ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+                            ErrorCode.INVALID_FETCH_SESSION_EPOCH,
+                            ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR})
 # Fetch fields are recomputed when something we do changes them (append, truncation, a
 # park, a new epoch); a log start offset moved by retention tells nobody, so every
 # partition's fields are recomputed this often too.
@@ -339,8 +343,15 @@ class ReplicaFetcher:
         response = await connection.request(ApiKey.FETCH, FETCH_VERSION, body,
                                             extra_wait_s=self._settings.wait_max_ms / 1000)
         if not self.session.answered(response, named, forgotten):
-            log.info("leader %d refused fetch session %d (error %d); fetching in full",
-                     self.leader_id, body["session_id"], response["error_code"])
+            if response["error_code"] in SESSION_ERRORS:
+                log.info("leader %d refused fetch session %d (error %d); fetching in full",
+                         self.leader_id, body["session_id"], response["error_code"])
+                return True
+            # Not about the session (CLUSTER_AUTHORIZATION_FAILED: our inter-broker
+            # principal lacks ClusterAction): asking again at once would spin.
+            log.warning("leader %d refused replica fetches (error %d); retrying in %.1f s",
+                        self.leader_id, response["error_code"], BACKOFF_S)
+            await asyncio.sleep(BACKOFF_S)
             return True
         self._changed.clear()
         # Only this task changes _fields, so it still holds what this request asked.

@@ -132,3 +132,47 @@ def test_a_follower_with_a_wrong_inter_broker_password_cannot_replicate(
         assert "inter-broker login" not in cluster.brokers[2].output()  # the right password
     finally:
         cluster.stop_all()
+
+
+def test_followers_replicate_over_ssl_presenting_their_certificates(
+        zk_connect: str, tmp_path: Path, certs: Path) -> None:
+    """inter.broker.listener.name=SSL with ssl.client.auth=required: each follower proves
+    itself with the broker certificate (principal ``User:CN=localhost`` by the DEFAULT rule,
+    a super user), and acks=all needs what it replicated."""
+    props = {**secure_properties(certs, "SSL"), "ssl.client.auth": "required",
+             "super.users": "User:ANONYMOUS;User:CN=localhost"}
+    cluster = SecureCluster(zk_connect, tmp_path, properties=props, listener="SSL")
+    try:
+        cluster.start()
+        topic = "ssl-replicated"
+        cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "3"})  # waits: full ISR
+        values = [b"v-%d" % n for n in range(1_000)]
+        assert sorted(produce_all({"bootstrap.servers": cluster.bootstrap}, topic, values)) == \
+            list(range(1_000))
+        assert consume_all({"bootstrap.servers": cluster.bootstrap}, topic, 1_000) == values
+        assert_replicas_identical(cluster, topic, 1)
+    finally:
+        cluster.stop_all()
+
+
+def test_a_follower_without_cluster_action_cannot_replicate(
+        zk_connect: str, tmp_path: Path, certs: Path) -> None:
+    """The same SSL cluster, but the brokers' certificate principal is no super user and has
+    no CLUSTER_ACTION: the leader refuses its followers' fetches and they leave the ISR."""
+    props = {**secure_properties(certs, "SSL"), "ssl.client.auth": "required",
+             "super.users": "User:ANONYMOUS"}
+    cluster = SecureCluster(zk_connect, tmp_path, properties=props, listener="SSL")
+    try:
+        cluster.start()
+        topic = "ssl-refused"
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        admin.create_topics([NewTopic(topic, 1, replica_assignment=[[1, 2, 3]])],
+                            operation_timeout=30)[topic].result(timeout=60)
+        wait_until(lambda: cluster.view(topic).isr == (1,), 30,
+                   "followers refused CLUSTER_ACTION to leave the ISR")
+        for follower in (2, 3):  # CLUSTER_AUTHORIZATION_FAILED, retried with a back-off
+            output = cluster.brokers[follower].output()
+            assert "leader 1 refused replica fetches (error 31)" in output
+            assert output.count("refused replica fetches") < 100, "the fetcher spins"
+    finally:
+        cluster.stop_all()
