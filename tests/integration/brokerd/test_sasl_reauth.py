@@ -169,3 +169,18 @@ def test_librdkafka_reauthenticates_and_a_rotated_secret_stops_working(
     wait_for(authentication_error_reported, timeout=10)
     producer.purge()
     producer.flush(1)
+
+
+def test_a_listener_and_mechanism_override_the_broker_wide_lifetime(
+        zk_connect: str, zk: KazooClient, tmp_path: Path) -> None:
+    broker = start_secure_broker(zk_connect, tmp_path, **{
+        "connections.max.reauth.ms": "0",
+        "listener.name.sasl_plaintext.plain.connections.max.reauth.ms": "7000"})
+    try:
+        key = _tenant_key(zk)
+        login(broker.sasl_port, key).close()
+        client = WireClient(broker.sasl_port)
+        assert _plain(client, key)["session_lifetime_ms"] == 7000
+        client.close()
+    finally:
+        broker.stop()
