@@ -14,6 +14,8 @@ consumers with ``group.protocol=consumer``.
   the new protocol by rolling restart without losing its committed offsets.
 - Partitions added to a subscribed topic, and new topics matching a regular expression,
   are assigned without any client action.
+- After a broker crash the group is replayed from ``__consumer_offsets``: the same members
+  keep their partitions and epochs and every record is read exactly once.
 """
 
 from __future__ import annotations
@@ -294,3 +296,40 @@ def test_consumer_group_moves_back_to_classic_by_rolling_restart(
         wire.close()
         for member in members:
             member.stop()
+
+
+def test_members_carry_on_across_a_broker_restart(
+        start_broker: Callable[..., BrokerProcess]) -> None:
+    """The coordinator's state is replayed from ``__consumer_offsets`` after a crash: the
+    same members keep the same partitions at the same epochs, nobody is reassigned, and
+    consumption resumes from the committed offsets."""
+    broker = start_broker(**BROKER_PROPS)
+    topic, group = "restart-848", "restart-group"
+    create_topic(broker.bootstrap, topic, PARTITIONS)
+    consumers = [ConsumerProcess(CLIENT, broker.bootstrap, topic, group).start()
+                 for _ in range(3)]
+    try:
+        wait_for(lambda: covers_evenly(consumers), 40, f"2+2+2, got {shares(consumers)}")
+        produce(broker.bootstrap, topic, PARTITIONS, range(0, 600))
+        wait_for(lambda: sum(values_read(consumers).values()) >= 600, 20, "600 records")
+        wire = WireClient(broker.port)
+        wait_for(lambda: CommittedOffsetsWatch(broker.port, group, topic, PARTITIONS).fetch(
+            wire) == dict.fromkeys(range(PARTITIONS), 100), 10, "commits of the 600")
+        before = describe(wire, group)
+        wire.close()
+        assignments = [len(c.assignments) for c in consumers]
+        broker.kill()
+        broker.start()
+        produce(broker.bootstrap, topic, PARTITIONS, range(600, 1200))
+        wait_for(lambda: sum(values_read(consumers).values()) >= 1200, 40, "the next 600")
+        wire = WireClient(broker.port)
+        after = describe(wire, group)
+        wire.close()
+        assert after["group_epoch"] == before["group_epoch"]
+        assert sorted(m["member_id"] for m in after["members"]) == sorted(
+            m["member_id"] for m in before["members"])
+        assert [len(c.assignments) for c in consumers] == assignments  # no reassignment
+        assert values_read(consumers) == Counter(f"m-{i}" for i in range(1200))
+    finally:
+        for consumer in consumers:
+            consumer.stop()
