@@ -29,6 +29,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 from kazoo.client import KazooClient
 
 from brokerd.protocol import ApiKey, decode_response, encode_request
+from tenants import client_certs
 from tests.integration.brokerd.broker_process import BrokerProcess, recv_exactly
 from tests.integration.cluster.harness import wait_until
 from tests.integration.secure.secure_cluster import (
@@ -170,3 +171,29 @@ def test_no_certificate_is_refused_and_revocation_closes_connections(
     producer = Producer({**config, "message.timeout.ms": 5_000})
     with pytest.raises(KafkaException):
         producer.list_topics(timeout=5)
+
+
+def test_a_certificate_the_control_plane_issues_logs_in_until_it_revokes_it(
+        mtls_broker: tuple[BrokerProcess, int], certs: Path, zk: KazooClient) -> None:
+    """The contract between tenants.client_certs (subject, serial, revoked znode) and the
+    broker: the control plane's certificate is the tenant principal, its revocation refuses it."""
+    _, port = mtls_broker
+    issued = client_certs.issue((certs / "ca.pem").read_bytes(), (certs / "ca.key").read_bytes(),
+                                ACCOUNT, days=1)
+    (certs / "issued.crt").write_text(issued.certificate_pem)
+    (certs / "issued.key").write_text(issued.private_key_pem)
+    cert = ClientCertificate(certs / "issued.crt", certs / "issued.key", issued.serial)
+    config = tls_config(port, certs, cert)
+    assert produce(config, "events", b"from the control plane's certificate") is None
+    denied = produce(config, "secret", b"nope")
+    assert denied is not None and denied.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    zk.create(client_certs.revoked_path(issued.serial), b"", makepath=True)  # as publication does
+    wait_until(lambda: _refused(port, certs, cert), 10, "the revoked certificate to be refused")
+
+
+def _refused(port: int, certs: Path, cert: ClientCertificate) -> bool:
+    try:
+        _tls_api_versions(port, certs, cert).close()
+    except (ssl.SSLError, ConnectionError, OSError):
+        return True
+    return False
