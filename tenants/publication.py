@@ -132,5 +132,14 @@ def reconcile(zk: KazooClient, admin: AdminClient) -> list[str]:
     for resource in sorted(acl_resources | _published_acl_resources(zk)):
         changes += sync_acl_resource(zk, resource)
 
+    # Revoked serials: the database's revocations (a live certificate's stray node is removed;
+    # serials of deleted rows stay revoked, the database no longer knows them).
+    revoked_root = client_certs.REVOKED_ZNODE
+    published = set(zk.get_children(revoked_root)) if zk.exists(revoked_root) else set()
+    for serial in sorted(set(ClientCertificate.objects.filter(revoked_at__isnull=False)
+                             .values_list("serial", flat=True)) | published):
+        if ClientCertificate.objects.filter(serial=serial).exists():
+            changes += sync_client_certificate(zk, serial)
+
     # Adopt and forget what clients did over Kafka first, so their topics are not recreated.
     return changes + cluster_topics.discover(zk) + topic_sync.reconcile(admin)

@@ -89,3 +89,21 @@ def test_no_ca_key_is_503_and_console_users_get_no_certificate(  # type: ignore[
     settings.SSL_CA_KEY_LOCATION = str(ca / "ca.key")
     assert api.post("/api/v1/tenants/acme/client-certificates/", {"principal": "admin-acme"},
                     format="json").status_code == 400
+
+
+def test_zk_sync_restores_a_lost_revocation(  # type: ignore[no-untyped-def]
+        publishing, make_tenant, admin_api, settings, ca, zk) -> None:
+    from django.core.management import call_command
+
+    settings.SSL_CA_LOCATION = str(ca / "ca.pem")
+    settings.SSL_CA_KEY_LOCATION = str(ca / "ca.key")
+    api = admin_api(make_tenant("acme"))
+    api.post("/api/v1/tenants/acme/principals/", {"name": "orders"}, format="json")
+    serial = api.post("/api/v1/tenants/acme/client-certificates/", {"principal": "orders"},
+                      format="json").json()["serial"]
+    api.delete(f"/api/v1/tenants/acme/client-certificates/{serial}/")
+    path = client_certs.revoked_path(serial)
+    wait_for(lambda: zk.exists(path))
+    zk.delete(path)  # drift: the revocation got lost
+    call_command("zk_sync", zookeeper=publishing)
+    assert zk.exists(path)
