@@ -42,15 +42,24 @@ def _fill(bootstrap: str) -> None:
         NewTopic("timestamps", 1, 1, config=small)])
     for future in futures.values():
         future.result(30)
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    # Batches well below segment.bytes (a larger one is RECORD_LIST_TOO_LARGE).
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "batch.size": 16384})
+    failures: list[object] = []
+
+    def delivered(err: object, msg: object) -> None:
+        if err is not None:
+            failures.append(err)
+
     base = int(time.time() * 1000) - 3_600_000
     for i in range(10_000):
-        producer.produce("compacted", key=b"k%d" % (i % 50), value=b"v" * 60)
+        producer.produce("compacted", key=b"k%d" % (i % 50), value=b"v" * 60,
+                         on_delivery=delivered)
         # out-of-order producer timestamps: the time index keeps only the rising maxima
-        producer.produce("timestamps", value=b"t" * 60, timestamp=base + i * 7 % 5000)
+        producer.produce("timestamps", value=b"t" * 60, timestamp=base + i * 7 % 5000,
+                         on_delivery=delivered)
         if i % 1000 == 0:
             producer.poll(0)
-    assert producer.flush(30) == 0
+    assert producer.flush(30) == 0 and failures == []
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "indexes",
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})
     consumer.subscribe(["timestamps"])
