@@ -54,6 +54,9 @@ class _Sensor:
     rate: SampledRate
     quota: ResolvedQuota
     last_record_ms: int
+    # The connection that last recorded here, to re-resolve the quota when the
+    # configuration changed (see :meth:`QuotaManager.snapshot`).
+    recorded_by: tuple[str, str, TenantQuotaDefaults | None] = ("", "", None)
     throttle_time_ms_total: int = 0
     throttled_total: int = 0
 
@@ -96,6 +99,7 @@ class QuotaManager:
         sensor = self._sensor(quota, now_ms)
         sensor.rate.record(value, now_ms)
         sensor.last_record_ms = now_ms
+        sensor.recorded_by = (user, client_id, tenant_defaults)
         return self._throttle(sensor, now_ms)
 
     def current_throttle_ms(self, user: str, client_id: str,
@@ -159,7 +163,18 @@ class QuotaManager:
         return len(expired)
 
     def snapshot(self, now_ms: int) -> list[EntityMetrics]:
-        """Every live entity's metrics, sorted by entity for stable output."""
+        """Every live entity's metrics, sorted by entity for stable output.
+
+        Each sensor's quota is resolved again first (cached, so cheap), as Kafka updates
+        its quota metrics when a config changes: a sensor whose entity no longer decides
+        its connections' quota (the override was removed) reports unlimited rather than
+        the old limit until it expires."""
+        for key, sensor in self._sensors.items():
+            current = self.resolve(*sensor.recorded_by)
+            if current.entity == key:
+                sensor.quota = current
+            elif sensor.quota.limit is not None:
+                sensor.quota = ResolvedQuota(self.quota_type, None, None, False, key)
         return [EntityMetrics(self.quota_type, key, sensor.rate.rate(now_ms), sensor.quota.limit,
                               sensor.quota.describe(), sensor.throttle_time_ms_total,
                               sensor.throttled_total)

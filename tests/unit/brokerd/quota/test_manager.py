@@ -72,6 +72,21 @@ def test_a_new_override_applies_to_the_next_request() -> None:
     assert manager.record_and_get_throttle_ms(USER, CLIENT, None, 0, 0) == 10_000
 
 
+def test_a_removed_override_stops_throttling_and_its_sensor_reports_unlimited() -> None:
+    """Kafka updates its quota metrics on a config change: the old entity's sensor must not
+    keep showing the removed limit until it expires."""
+    store = QuotaConfigStore()
+    store.set_entity(f"users/{USER}", {"producer_byte_rate": "1000"})
+    manager = QuotaManager(QuotaType.PRODUCE, store)
+    assert manager.record_and_get_throttle_ms(USER, CLIENT, None, 20_000, 0) > 0
+    assert [m.limit for m in manager.snapshot(0)] == [1000]
+    store.set_entity(f"users/{USER}", None)
+    assert manager.record_and_get_throttle_ms(USER, CLIENT, None, 20_000, 0) == 0
+    assert {m.limit for m in manager.snapshot(0)} == {None}
+    store.set_entity(f"users/{USER}", {"producer_byte_rate": "2000"})
+    assert 2000 in {m.limit for m in manager.snapshot(0)}  # and back again
+
+
 def test_throttle_check_records_nothing() -> None:
     manager = _manager(clients__app_1="1000")
     assert manager.current_throttle_ms(USER, "app_1", None, 0) == 0
