@@ -2,8 +2,9 @@
 WebSockets), a Celery worker with beat (publication and lag snapshots), and a file SQLite
 database they share; ZooKeeper, Redis and the broker come from the test session.
 
-It uses Redis database 11 (flushed at start) so its Celery queue and channel layer cannot meet
-a developer's running service or other tests on the same Redis.
+It uses a Redis database of its own (11, plus the xdist worker's number; flushed at start) so
+its Celery queue and channel layer cannot meet a developer's running service, other tests
+on the same Redis, or another worker's stack running at the same time.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import redis
 
 from tests.support.services import REPO_ROOT, free_port, wait_for_port
 
-REDIS_DB = 11
+REDIS_DB_BASE = 11  # up to gw4: Redis has databases 0-15
 ACCOUNTS = """
 from django.contrib.auth.models import User
 from quotas.models import Plan
@@ -50,8 +51,10 @@ class Stack:
 
 
 def _private_redis_url() -> str:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")  # "gw3" under xdist
+    database = REDIS_DB_BASE + int(worker.removeprefix("gw") or 0)
     parts = urlparse(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
-    return urlunparse(parts._replace(path=f"/{REDIS_DB}"))
+    return urlunparse(parts._replace(path=f"/{database}"))
 
 
 @contextmanager
