@@ -3,7 +3,17 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import billing, connection, groups, operator, security, team, tenant, topic_detail
+from .views import (
+    billing,
+    certificates,
+    connection,
+    groups,
+    operator,
+    security,
+    team,
+    tenant,
+    topic_detail,
+)
 
 app_name = "dashboard"
 urlpatterns = [
@@ -25,6 +35,10 @@ urlpatterns = [
          name="topic-messages"),
     path("t/<slug:slug>/api-keys/", tenant.api_keys, name="api-keys"),
     path("t/<slug:slug>/api-keys/<str:key>/revoke/", tenant.api_key_revoke, name="api-key-revoke"),
+    path("t/<slug:slug>/client-certificates/", certificates.client_certificates,
+         name="client-certificates"),
+    path("t/<slug:slug>/client-certificates/<str:serial>/revoke/",
+         certificates.client_certificate_revoke, name="client-certificate-revoke"),
     path("t/<slug:slug>/acls/", tenant.acls, name="acls"),
     path("t/<slug:slug>/acls/<int:pk>/revoke/", tenant.acl_revoke, name="acl-revoke"),
     path("t/<slug:slug>/client-ids/", tenant.client_ids, name="client-ids"),

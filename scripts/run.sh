@@ -18,6 +18,7 @@ export BOOTSTRAP_SERVERS=${BOOTSTRAP_SERVERS:-$(seq -s, -f "127.0.0.1:%g" 9292 $
 export SSL_CA_LOCATION=${SSL_CA_LOCATION:-var/certs/ca.pem}
 # Signs tenants' mTLS client certificates (console / REST); tenants use them on SSL 939x.
 export SSL_CA_KEY_LOCATION=${SSL_CA_KEY_LOCATION:-var/certs/ca.key}
+export MTLS_BOOTSTRAP_SERVERS=${MTLS_BOOTSTRAP_SERVERS:-$(seq -s, -f "127.0.0.1:%g" 9392 $((9391 + brokers)))}
 
 scripts/certs.sh var/certs  # local CA + broker certificate for SASL_SSL (first start only)
 # Replication: RF 3 with min.insync.replicas 2 (acks=all survives one broker down); fewer local

@@ -12,6 +12,7 @@
 | SSL_CA_LOCATION     | (empty: a public CA)                 | a private CA's PEM, offered for download   |
 | SSL_CA_KEY_LOCATION | (empty: no client certificates)      | that CA's key: signs client certificates  |
 | CLIENT_CERTIFICATE_DAYS | 365                              | validity of an issued client certificate   |
+| MTLS_BOOTSTRAP_SERVERS | (empty)                           | SSL listener for certificates (console)    |
 | DEFAULT_REPLICATION_FACTOR | 3                             | topics without one (at most the live brokers) |
 | DEFAULT_RF_WAIT_S   | 10                                   | wait for brokers before capping the RF     |
 | REASSIGNMENT_TRACK_INTERVAL_S | 2                          | how often partition moves are checked (beat) |
@@ -151,6 +152,8 @@ SSL_CA_LOCATION = (str(BASE_DIR / os.environ["SSL_CA_LOCATION"])
 SSL_CA_KEY_LOCATION = (str(BASE_DIR / os.environ["SSL_CA_KEY_LOCATION"])
                        if os.environ.get("SSL_CA_KEY_LOCATION") else "")
 CLIENT_CERTIFICATE_DAYS = int(os.environ.get("CLIENT_CERTIFICATE_DAYS", "365"))
+# The brokers' SSL (mTLS) listener, shown in the console's client-certificate snippets.
+MTLS_BOOTSTRAP_SERVERS = os.environ.get("MTLS_BOOTSTRAP_SERVERS", "")
 # For topics created without one; a cluster with fewer live brokers (a one-broker dev or test
 # setup) places them on all of its brokers instead of waiting for more.
 DEFAULT_REPLICATION_FACTOR = int(os.environ.get("DEFAULT_REPLICATION_FACTOR", "3"))
