@@ -8,6 +8,7 @@ survivors, so it was replicated over the TLS listener (the only one followers us
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -174,5 +175,31 @@ def test_a_follower_without_cluster_action_cannot_replicate(
             output = cluster.brokers[follower].output()
             assert "leader 1 refused replica fetches (error 31)" in output
             assert output.count("refused replica fetches") < 100, "the fetcher spins"
+    finally:
+        cluster.stop_all()
+
+
+def test_followers_re_authenticate_before_their_sasl_session_expires(
+        zk_connect: str, zk: KazooClient, tmp_path: Path, certs: Path) -> None:
+    """KIP-368 on the inter-broker connection: with connections.max.reauth.ms=1500 the
+    leader would close a follower's connection at its first request after expiry; the
+    follower logs in again on the same connection first, so no connection is ever dropped."""
+    write_scram_user(zk, BROKER_USER, BROKER_PASSWORD)
+    cluster = SecureCluster(zk_connect, tmp_path, properties={
+        **secure_properties(certs), "connections.max.reauth.ms": "1500"})
+    try:
+        cluster.start()
+        topic = "reauthenticated"
+        cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "3"})
+        config = client_config(cluster, certs)
+        for round_number in range(4):  # spans several session lifetimes
+            values = [b"%d-%d" % (round_number, n) for n in range(200)]
+            produce_all(config, topic, values)
+            time.sleep(1)
+        assert set(cluster.view(topic).isr) == {1, 2, 3}
+        for broker_id in cluster.brokers:
+            output = cluster.brokers[broker_id].output()
+            assert "without re-authentication" not in output, output[-2000:]
+            assert "replica fetcher for broker" not in output  # never reconnected
     finally:
         cluster.stop_all()
