@@ -77,7 +77,8 @@ def test_keys_quotas_confirmations_and_search(stack: Stack, kafka_broker, zk_con
         fill(browser, "#create-topic", name=name, partitions="1", replication_factor="1",
              retention_hours="24")
         browser.find_element(By.CSS_SELECTOR, "#create-topic button").click()
-        wait(browser, lambda d, n=name: d.find_elements(By.CSS_SELECTOR, f'tr[data-topic="{n}"]'))
+        wait(browser, expected_conditions.presence_of_element_located(
+            (By.CSS_SELECTOR, f'tr[data-topic="{name}"]')))
     fill(browser, "form.search", q="pay")
     browser.find_element(By.CSS_SELECTOR, "form.search button").click()
     wait(browser, lambda d: "q=pay" in d.current_url)
