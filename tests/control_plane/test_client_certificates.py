@@ -23,6 +23,27 @@ def ca(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_certs(tmp_path_factory.mktemp("ca"))
 
 
+@pytest.fixture
+def signing(settings, ca: Path) -> Path:  # type: ignore[no-untyped-def]
+    """The deployment's CA configured for signing (as ``make run`` sets it)."""
+    settings.SSL_CA_LOCATION = str(ca / "ca.pem")
+    settings.SSL_CA_KEY_LOCATION = str(ca / "ca.key")
+    return ca
+
+
+@pytest.fixture
+def orders_api(publishing, make_tenant, admin_api, signing):  # type: ignore[no-untyped-def]
+    """Tenant acme's admin API client, with a service account ``orders``."""
+    api = admin_api(make_tenant("acme"))
+    assert api.post("/api/v1/tenants/acme/principals/", {"name": "orders"}, format="json").status_code == 201
+    return api
+
+
+def issue(api, principal: str = "orders") -> str:  # type: ignore[no-untyped-def]
+    return api.post("/api/v1/tenants/acme/client-certificates/", {"principal": principal},
+                    format="json").json()["serial"]
+
+
 def test_issued_certificate_is_a_client_certificate_signed_by_the_ca(ca: Path, tmp_path: Path) -> None:
     issued = client_certs.issue((ca / "ca.pem").read_bytes(), (ca / "ca.key").read_bytes(), "acme.orders",
                                 days=30)
@@ -44,12 +65,8 @@ def test_issued_certificate_is_a_client_certificate_signed_by_the_ca(ca: Path, t
     ssl.create_default_context().load_cert_chain(tmp_path / "c.pem", tmp_path / "k.pem")
 
 
-def test_issue_shows_the_key_once_and_revoke_publishes_the_serial(  # type: ignore[no-untyped-def]
-        publishing, make_tenant, admin_api, settings, ca, zk) -> None:
-    settings.SSL_CA_LOCATION = str(ca / "ca.pem")
-    settings.SSL_CA_KEY_LOCATION = str(ca / "ca.key")
-    api = admin_api(make_tenant("acme"))
-    assert api.post("/api/v1/tenants/acme/principals/", {"name": "orders"}, format="json").status_code == 201
+def test_issue_shows_the_key_once_and_revoke_publishes_the_serial(orders_api, zk) -> None:  # type: ignore[no-untyped-def]
+    api = orders_api
     created = api.post("/api/v1/tenants/acme/client-certificates/", {"principal": "orders"}, format="json")
     assert created.status_code == 201, created.content
     body = created.json()
@@ -66,15 +83,9 @@ def test_issue_shows_the_key_once_and_revoke_publishes_the_serial(  # type: igno
     wait_for(lambda: zk.exists(client_certs.revoked_path(body["serial"])))
 
 
-def test_deleting_the_service_account_revokes_its_certificates(  # type: ignore[no-untyped-def]
-        publishing, make_tenant, admin_api, settings, ca, zk) -> None:
-    settings.SSL_CA_LOCATION = str(ca / "ca.pem")
-    settings.SSL_CA_KEY_LOCATION = str(ca / "ca.key")
-    api = admin_api(make_tenant("acme"))
-    api.post("/api/v1/tenants/acme/principals/", {"name": "gone"}, format="json")
-    serial = api.post("/api/v1/tenants/acme/client-certificates/", {"principal": "gone"},
-                      format="json").json()["serial"]
-    assert api.delete("/api/v1/tenants/acme/principals/gone/").status_code == 204
+def test_deleting_the_service_account_revokes_its_certificates(orders_api, zk) -> None:  # type: ignore[no-untyped-def]
+    serial = issue(orders_api)
+    assert orders_api.delete("/api/v1/tenants/acme/principals/orders/").status_code == 204
     wait_for(lambda: zk.exists(client_certs.revoked_path(serial)))
 
 
@@ -91,16 +102,11 @@ def test_no_ca_key_is_503_and_console_users_get_no_certificate(  # type: ignore[
                     format="json").status_code == 400
 
 
-def test_zk_sync_restores_a_lost_revocation(  # type: ignore[no-untyped-def]
-        publishing, make_tenant, admin_api, settings, ca, zk) -> None:
+def test_zk_sync_restores_a_lost_revocation(orders_api, publishing, zk) -> None:  # type: ignore[no-untyped-def]
     from django.core.management import call_command
 
-    settings.SSL_CA_LOCATION = str(ca / "ca.pem")
-    settings.SSL_CA_KEY_LOCATION = str(ca / "ca.key")
-    api = admin_api(make_tenant("acme"))
-    api.post("/api/v1/tenants/acme/principals/", {"name": "orders"}, format="json")
-    serial = api.post("/api/v1/tenants/acme/client-certificates/", {"principal": "orders"},
-                      format="json").json()["serial"]
+    api = orders_api
+    serial = issue(api)
     api.delete(f"/api/v1/tenants/acme/client-certificates/{serial}/")
     path = client_certs.revoked_path(serial)
     wait_for(lambda: zk.exists(path))
