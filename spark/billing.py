@@ -96,21 +96,30 @@ def _line_quantities(totals: DataFrame) -> DataFrame:
 
 def bill(spark: SparkSession, raw: DataFrame, month: str,
          plans: dict[str, TenantPlan]) -> dict[str, list[tuple]]:
-    """Rows of each output table (sorted) for ``month`` from its raw usage records."""
+    """Rows of each output table (sorted) for ``month`` from its raw usage records.
+
+    The log is scanned by one Spark job whose result, the per (tenant, day) facts, is
+    small (tenants x days) and collected once; the month's totals per tenant are exact
+    integer sums of those rows, and only the pricing (:func:`spark.pricing.price_lines`)
+    runs in Spark again, over a local frame of one row per tenant. (It used to cache the
+    facts and run five more jobs over the cache, each a few seconds of scheduling.)
+    """
     start, end = month_bounds(month)
-    facts = usage_facts(raw).cache()
     with StageProgress(spark.sparkContext):
-        fact_rows = facts.count()
-    say(f"{month}: usage of {fact_rows} tenant-days")
-    used = {row.tenant for row in facts.select("tenant").distinct().collect()}
-    unpriced = sorted(used - plans.keys())
+        facts = usage_facts(raw).collect()
+    say(f"{month}: usage of {len(facts)} tenant-days")
+    unpriced = sorted({row.tenant for row in facts} - plans.keys())
     if unpriced:
         raise ValueError(f"tenants with usage but no plan: {', '.join(unpriced)}")
 
-    plan_tenants = spark.createDataFrame([(tenant,) for tenant in sorted(plans)], "tenant string")
-    sums = [F.sum(name).alias(name) for name in FACT_COLUMNS]
-    totals = plan_tenants.join(facts.groupBy("tenant").agg(*sums), "tenant", "left") \
-        .fillna(0, subset=list(FACT_COLUMNS))
+    sums = {tenant: [0] * len(FACT_COLUMNS) for tenant in plans}
+    for row in facts:
+        tenant_sums = sums[row.tenant]
+        for index, name in enumerate(FACT_COLUMNS):
+            tenant_sums[index] += row[name]
+    totals = spark.createDataFrame(
+        [(tenant, *sums[tenant]) for tenant in sorted(plans)],
+        "tenant string, " + ", ".join(f"{name} long" for name in FACT_COLUMNS))
     quantities = _line_quantities(totals)
     priced = price_lines(quantities.select("tenant", "dimension", "quantity"),
                          tiers_frame(spark, month_tier_rows(plans, start, end)))
@@ -127,9 +136,9 @@ def bill(spark: SparkSession, raw: DataFrame, month: str,
     invoice_rows = [(month, tenant, plans[tenant].plan, plans[tenant].currency,
                      start.isoformat(), end.isoformat(), totals_by_tenant[tenant])
                     for tenant in sorted(plans)]
+    # Python orders str by code point, as Spark orders strings by their UTF-8 bytes.
     daily_rows = [(month, row.tenant, row.day, *(row[name] for name in FACT_COLUMNS))
-                  for row in facts.orderBy("tenant", "day").collect()]
-    facts.unpersist()
+                  for row in sorted(facts, key=lambda row: (row.tenant, row.day))]
     return {"invoices": invoice_rows, "invoice_lines": line_rows, "usage_daily": daily_rows}
 
 

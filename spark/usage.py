@@ -26,7 +26,6 @@ usage facts, with no I/O of its own:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 
 from pyspark.sql import Column, DataFrame
@@ -138,16 +137,21 @@ def usage_facts(raw: DataFrame) -> DataFrame:
     items = parsed.select(
         "lookback", "record.broker_id", "record.window_start", "record.sequence",
         "record.tenant", F.posexplode(F.concat(
-            F.transform("record.traffic", _traffic_item(F.col("record.window_start"))),
+            F.transform("record.traffic", _traffic_item),
             F.transform("record.storage", _storage_item))).alias("position", "item"))
     counters = (*TRAFFIC_COUNTERS, "stored_bytes")
+    # The item's day is not a grouping key here: it is a function of its kind and of
+    # window_start or hour_start, which are, so it is derived after the deduplication
+    # (one string fewer to hash and shuffle per item).
     distinct_items = items.groupBy(
         "broker_id", "window_start", "sequence", "position", "tenant", "item.kind",
-        "item.day", "item.topic", "item.partition", "item.hour_start",
+        "item.topic", "item.partition", "item.hour_start",
     ).agg(F.bool_or("lookback").alias("lookback"),
           *[F.max(f"item.{name}").alias(name) for name in counters])
     is_storage = F.col("kind") == "storage"
-    hours_and_traffic = distinct_items.where(is_storage | ~F.col("lookback")).groupBy(
+    dated = distinct_items.withColumn("day", F.when(
+        is_storage, _day_of(F.col("hour_start"))).otherwise(_day_of(F.col("window_start"))))
+    hours_and_traffic = dated.where(is_storage | ~F.col("lookback")).groupBy(
         "tenant", "kind", "day", "topic", "partition", "hour_start",
     ).agg(F.bool_or("lookback").alias("billed_before"),
           F.max("stored_bytes").alias("stored_bytes"),
@@ -165,28 +169,24 @@ def _day_of(epoch_millis: Column) -> Column:
     return F.date_format(F.timestamp_millis(epoch_millis), "yyyy-MM-dd")
 
 
-def _traffic_item(window_start: Column) -> Callable[[Column], Column]:
-    """A traffic entry as an item, dated by its record's usage window."""
-    def item(entry: Column) -> Column:
-        return _item("traffic", _day_of(window_start), entry["topic"],
-                     F.lit(None).cast("int"), F.lit(None).cast("long"),
-                     [entry[name] for name in TRAFFIC_COUNTERS], F.lit(0).cast("long"))
-    return item
+def _traffic_item(entry: Column) -> Column:
+    """A traffic entry as an item (dated later by its record's usage window)."""
+    return _item("traffic", entry["topic"], F.lit(None).cast("int"), F.lit(None).cast("long"),
+                 [entry[name] for name in TRAFFIC_COUNTERS], F.lit(0).cast("long"))
 
 
 def _storage_item(sample: Column) -> Column:
-    """A storage sample as an item, dated by its hour."""
-    return _item("storage", _day_of(sample["hour_start"]), sample["topic"],
-                 sample["partition"], sample["hour_start"],
+    """A storage sample as an item (dated later by its hour)."""
+    return _item("storage", sample["topic"], sample["partition"], sample["hour_start"],
                  [F.lit(0).cast("long")] * len(TRAFFIC_COUNTERS), sample["stored_bytes"])
 
 
-def _item(kind: str, day: Column, topic: Column, partition: Column, hour_start: Column,
+def _item(kind: str, topic: Column, partition: Column, hour_start: Column,
           traffic: list[Column], stored_bytes: Column) -> Column:
     """The common item struct; absent counters are 0 so sums and maxima need no nulls."""
     zero = F.lit(0).cast("long")
     return F.struct(
-        F.lit(kind).alias("kind"), day.alias("day"), topic.alias("topic"),
+        F.lit(kind).alias("kind"), topic.alias("topic"),
         partition.alias("partition"), hour_start.alias("hour_start"),
         *[F.coalesce(value, zero).alias(name)
           for name, value in zip(TRAFFIC_COUNTERS, traffic, strict=True)],

@@ -1,0 +1,84 @@
+"""Where the billing job's time goes: each stage timed alone on the same generated month.
+
+    .venv/bin/python bench/billing_stages.py [--records 1000000] [--master local[2]]
+
+Generates ``--records`` usage records as :mod:`bench.billing` does, then, in one Spark
+session (so JVM start-up is paid once and reported apart), times cumulative prefixes of
+the job, each ending in a cheap action:
+
+* ``read``: the ``kafka_range`` source alone (consumer, Arrow batches, hand-over to Spark);
+* ``read+parse``: plus decoding every record (the checked ``from_json``);
+* ``facts``: plus the three aggregations of :func:`spark.usage.usage_facts`;
+* ``bill``: the whole :func:`spark.billing.bill` (facts, pricing, collects).
+
+The difference between consecutive lines is the cost of the stage added.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from pyspark.sql import functions as F  # noqa: E402
+
+from bench.billing import MONTH, generate, plans_for  # noqa: E402
+from bench.cluster import Cluster  # noqa: E402
+from spark.billing import bill, build_session, read_usage  # noqa: E402
+from spark.kafka_source import KafkaRangeSource  # noqa: E402
+from spark.plans import parse_plans  # noqa: E402
+from spark.usage import USAGE_VALUE_SCHEMA, usage_facts  # noqa: E402
+from spark.usage import _checked as checked  # noqa: E402
+
+
+def timed(label: str, action) -> float:  # type: ignore[no-untyped-def]
+    started = time.monotonic()
+    result = action()
+    elapsed = time.monotonic() - started
+    print(f"stage {label:<12} {elapsed:7.1f}s  (load {os.getloadavg()[0]:.1f})  -> {result}",
+          flush=True)
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--tenants", type=int, default=500)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+
+    cluster = Cluster.start()
+    try:
+        started = time.monotonic()
+        generate(cluster.bootstrap, args.records, args.partitions, args.tenants)
+        print(f"generated {args.records:,} records in {time.monotonic() - started:.1f}s")
+        started = time.monotonic()
+        spark = build_session(args.master, [])
+        spark.dataSource.register(KafkaRangeSource)
+        print(f"session start {time.monotonic() - started:.1f}s")
+        plans = parse_plans(json.dumps(plans_for(args.tenants)))
+        for _ in range(args.repeat):
+            raw = read_usage(spark, cluster.bootstrap, MONTH)
+            timed("read", lambda raw=raw: raw.count())
+            parsed = checked(F.from_json(F.col("value").cast("string"), USAGE_VALUE_SCHEMA),
+                             F.col("offset").cast("string"))
+            timed("read+parse", lambda raw=raw, parsed=parsed: raw.select(parsed.alias("r")).agg(
+                F.sum(F.size("r.traffic"))).first()[0])
+            timed("facts", lambda raw=raw: usage_facts(raw).count())
+            timed("bill", lambda raw=raw: len(bill(spark, raw, MONTH, plans)["invoice_lines"]))
+        spark.stop()
+    finally:
+        cluster.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
