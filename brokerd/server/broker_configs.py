@@ -111,7 +111,8 @@ def synonyms(name: str) -> tuple[str, ...]:
 
 
 def is_sensitive(name: str) -> bool:
-    return "password" in name or name.endswith(".secret")
+    # sasl.jaas.config (also per listener) holds the inter-broker password: Kafka's PASSWORD type.
+    return "password" in name or name.endswith((".secret", "sasl.jaas.config"))
 
 
 class InvalidBrokerConfig(ValueError):
