@@ -203,3 +203,25 @@ def test_followers_re_authenticate_before_their_sasl_session_expires(
             assert "replica fetcher for broker" not in output  # never reconnected
     finally:
         cluster.stop_all()
+
+
+def test_followers_replicate_over_sasl_plaintext_with_plain(
+        zk_connect: str, zk: KazooClient, tmp_path: Path, certs: Path) -> None:
+    """The other SASL combination: no TLS, the PLAIN mechanism, and the broker-wide
+    ``sasl.jaas.config`` instead of a per-listener line."""
+    write_scram_user(zk, BROKER_USER, BROKER_PASSWORD)  # PLAIN checks the SCRAM credential
+    props = {"inter.broker.listener.name": "SASL_PLAINTEXT",
+             "sasl.mechanism.inter.broker.protocol": "PLAIN",
+             "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule "
+                                 f'required username="{BROKER_USER}" password="{BROKER_PASSWORD}";',
+             "super.users": f"User:ANONYMOUS;User:{BROKER_USER}"}
+    cluster = SecureCluster(zk_connect, tmp_path, properties=props, listener="SASL_PLAINTEXT")
+    try:
+        cluster.start()
+        topic = "plain-replicated"
+        cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "3"})
+        values = [b"p-%d" % n for n in range(500)]
+        produce_all({"bootstrap.servers": cluster.bootstrap}, topic, values)
+        assert_replicas_identical(cluster, topic, 1)
+    finally:
+        cluster.stop_all()
