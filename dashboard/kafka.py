@@ -3,10 +3,13 @@
 The control plane never imports brokerd; it asks the brokers as any operator tool would, with
 confluent-kafka's AdminClient on the operator listener (``settings.OPERATOR_BOOTSTRAP_SERVERS``,
 PLAINTEXT), where names are physical: topics ``<slug>.<name>``, groups ``<slug>.<group>``.
-Requests map to the protocol as: ``list_consumer_groups`` → ListGroups,
-``describe_consumer_groups`` → FindCoordinator + DescribeGroups, ``list_consumer_group_offsets``
-→ OffsetFetch, ``list_offsets`` → ListOffsets (earliest = log start, latest = high watermark,
-a timestamp = first offset at or after it), ``alter_consumer_group_offsets`` → OffsetCommit.
+Requests map to the protocol as: ``list_consumer_groups`` → ListGroups (v5: each group's
+type, classic or consumer), ``describe_consumer_groups`` → FindCoordinator + DescribeGroups or
+ConsumerGroupDescribe, then for consumer-protocol (KIP-848) groups our own ConsumerGroupDescribe
+to their coordinator for the epochs confluent-kafka does not expose
+(``consumer_group_describe.py``), ``list_consumer_group_offsets`` → OffsetFetch (both kinds),
+``list_offsets`` → ListOffsets (earliest = log start, latest = high watermark, a timestamp
+= first offset at or after it), ``alter_consumer_group_offsets`` → OffsetCommit.
 
 Every call blocks for at most ``settings.KAFKA_ADMIN_TIMEOUT_S``; requests for many groups
 or partitions are issued together and awaited together.  A request the brokers do not answer in
@@ -16,12 +19,16 @@ caller can show "the brokers did not answer" instead of failing.
 
 from __future__ import annotations
 
+import itertools
+import socket
+import struct
+from collections import defaultdict
 from collections.abc import Iterable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka import ConsumerGroupTopicPartitions, ConsumerGroupType, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 # One admin client and error type for the whole control plane (tenants' topic requests use it).
@@ -29,25 +36,43 @@ from tenants.kafka_admin import KafkaRequestFailed
 from tenants.kafka_admin import admin_client as admin_client  # re-exported for the console
 from tenants.kafka_admin import admin_timeout as _timeout
 
+from . import consumer_group_describe as cgd
+
 TopicPartitionKey = tuple[str, int]
 T = TypeVar("T")
 # states in which a group has (or is about to have) members; offsets must not be reset then
-ACTIVE_STATES = {"STABLE", "PREPARING_REBALANCE", "COMPLETING_REBALANCE"}
+# (classic: PREPARING/COMPLETING_REBALANCE; consumer protocol: ASSIGNING, RECONCILING)
+ACTIVE_STATES = {"STABLE", "PREPARING_REBALANCE", "COMPLETING_REBALANCE", "ASSIGNING",
+                 "RECONCILING"}
+CLASSIC, CONSUMER = "classic", "consumer"  # ListGroups v5's group types
+_correlation_ids = itertools.count(1)
 
 
 @dataclass(frozen=True)
 class Member:
+    """A group member; the epoch, target assignment and subscription exist for consumer-protocol
+    members only (None / empty for classic ones, whose subscription the leader interprets)."""
+
     member_id: str
     client_id: str
     host: str
     assignment: tuple[TopicPartitionKey, ...] = ()
+    instance_id: str | None = None
+    member_epoch: int | None = None
+    target_assignment: tuple[TopicPartitionKey, ...] | None = None
+    subscribed_topics: tuple[str, ...] = ()
+    subscribed_regex: str | None = None
 
 
 @dataclass(frozen=True)
 class GroupDescription:
     group_id: str
-    state: str  # Kafka's group state, upper case: STABLE, EMPTY, DEAD, …
+    state: str  # Kafka's group state, upper case: STABLE, EMPTY, RECONCILING, DEAD, …
     members: tuple[Member, ...] = field(default=())
+    group_type: str = CLASSIC
+    assignor: str = ""  # classic: the protocol the leader chose; consumer: the broker's assignor
+    group_epoch: int | None = None  # consumer protocol only, as is the next one
+    assignment_epoch: int | None = None
 
     @property
     def active(self) -> bool:
@@ -63,37 +88,108 @@ def _answer(future: Future[T], what: str) -> T:
         raise KafkaRequestFailed(f"{what}: no answer within {_timeout():g} s") from exc
 
 
-def list_group_ids(admin: AdminClient) -> list[str]:
+def _type_name(group_type: object) -> str:
+    return CONSUMER if group_type == ConsumerGroupType.CONSUMER else CLASSIC
+
+
+def list_groups(admin: AdminClient) -> dict[str, str]:
+    """Every group's id and type (``classic`` or ``consumer``)."""
     try:
         result = _answer(admin.list_consumer_groups(request_timeout=_timeout()), "list groups")
     except KafkaException as exc:
         raise KafkaRequestFailed(str(exc)) from exc
-    return sorted(listing.group_id for listing in result.valid)
+    return {listing.group_id: _type_name(getattr(listing, "type", None))
+            for listing in sorted(result.valid, key=lambda listing: listing.group_id)}
+
+
+def list_group_ids(admin: AdminClient) -> list[str]:
+    return list(list_groups(admin))
 
 
 def _state_name(state: object) -> str:
     return str(getattr(state, "name", state) or "UNKNOWN").upper()
 
 
+def _partitions(assignment: object) -> tuple[TopicPartitionKey, ...]:
+    return tuple(sorted((tp.topic, tp.partition)
+                        for tp in getattr(assignment, "topic_partitions", None) or []))
+
+
 def describe_groups(admin: AdminClient, group_ids: Iterable[str]) -> dict[str, GroupDescription]:
-    """State and members of each group; a group that cannot be described is left out."""
+    """Type, state, assignor and members of each group; consumer-protocol groups also their
+    epochs (one ConsumerGroupDescribe per coordinator).  A group that cannot be described is
+    left out; one whose epochs could not be read keeps what confluent-kafka told."""
     group_ids = list(group_ids)
     if not group_ids:
         return {}
     futures = admin.describe_consumer_groups(group_ids, request_timeout=_timeout())
     described = {}
+    coordinators: dict[tuple[str, int], list[str]] = defaultdict(list)
     for group_id, future in futures.items():
         try:
             description = _answer(future, f"describe group {group_id}")
         except KafkaException:
             continue
+        group_type = _type_name(getattr(description, "type", None))
         members = tuple(Member(
             member_id=m.member_id, client_id=m.client_id or "", host=m.host or "",
-            assignment=tuple(sorted((tp.topic, tp.partition)
-                                    for tp in (m.assignment.topic_partitions if m.assignment else []))))
+            assignment=_partitions(m.assignment), instance_id=m.group_instance_id,
+            target_assignment=(_partitions(m.target_assignment) if group_type == CONSUMER
+                               else None))
             for m in description.members)
-        described[group_id] = GroupDescription(group_id, _state_name(description.state), members)
+        described[group_id] = GroupDescription(
+            group_id, _state_name(description.state), members, group_type,
+            description.partition_assignor or "")
+        coordinator = description.coordinator
+        if group_type == CONSUMER and coordinator is not None:
+            coordinators[(coordinator.host, coordinator.port)].append(group_id)
+    for (host, port), ids in coordinators.items():
+        try:
+            answers = consumer_group_describe(host, port, ids)
+        except (OSError, ValueError):
+            continue  # no epochs this time; the rest of the description stands
+        for answer in answers:
+            if answer.error_code == 0 and answer.group_id in described:
+                described[answer.group_id] = with_epochs(described[answer.group_id], answer)
     return described
+
+
+def with_epochs(description: GroupDescription, answer: cgd.DescribedGroup) -> GroupDescription:
+    """The description with ConsumerGroupDescribe's state, epochs, assignor and members."""
+    members = tuple(Member(
+        member_id=m.member_id, client_id=m.client_id, host=m.client_host,
+        assignment=m.assignment, instance_id=m.instance_id, member_epoch=m.member_epoch,
+        target_assignment=m.target_assignment, subscribed_topics=m.subscribed_topic_names,
+        subscribed_regex=m.subscribed_topic_regex)
+        for m in sorted(answer.members, key=lambda m: m.member_id))
+    return replace(description, state=answer.group_state.upper() or description.state,
+                   members=members, assignor=answer.assignor_name or description.assignor,
+                   group_epoch=answer.group_epoch, assignment_epoch=answer.assignment_epoch)
+
+
+def consumer_group_describe(host: str, port: int, group_ids: list[str]
+                            ) -> list[cgd.DescribedGroup]:
+    """One ConsumerGroupDescribe v0 to a coordinator on the operator listener (PLAINTEXT)."""
+    correlation_id = next(_correlation_ids) & 0x7FFFFFFF
+    with socket.create_connection((host, port), timeout=_timeout()) as connection:
+        connection.settimeout(_timeout())
+        connection.sendall(cgd.encode_request(correlation_id, "kafkasaas-console", group_ids))
+        (size,) = struct.unpack(">i", _receive(connection, 4))
+        answered, groups = cgd.decode_response(_receive(connection, size))
+    if answered != correlation_id:
+        raise ValueError(f"correlation id {answered}, expected {correlation_id}")
+    return groups
+
+
+def _receive(connection: socket.socket, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = connection.recv(min(left, 1 << 20))
+        if not chunk:
+            raise ConnectionError("the coordinator closed the connection")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def committed_offsets(admin: AdminClient, group_ids: Iterable[str]

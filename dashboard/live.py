@@ -31,22 +31,48 @@ def group_channel_group(slug: str, group: str) -> str:
 
 
 def group_summary(row: ConsumerGroupLag) -> dict[str, Any]:
-    return {"group": row.group, "state": row.state, "members": len(row.members),
+    return {"group": row.group, "group_type": row.group_type, "state": row.state,
+            "members": len(row.members),
             "status": row.status, "total_lag": row.total_lag, "max_lag": row.max_lag,
             "time_lag_s": row.time_lag_s, "time_lag": seconds(row.time_lag_s),
             "updated_at": row.updated_at.timestamp()}
 
 
+def member_detail(member: dict[str, Any], assignment_epoch: int | None) -> dict[str, Any]:
+    """One member in the same shape for both group types (consumer-protocol fields are null
+    for classic members).  A consumer-protocol member is ``reconciled`` when its epoch reached
+    the assignment epoch and it owns exactly its target; until then ``pending`` lists what it
+    waits to receive (a previous owner has not released it) and ``revoking`` what it must
+    still give up."""
+    epoch = member.get("member_epoch")
+    target = member.get("target_assignment")
+    current = member.get("assignment", [])
+    consumer = target is not None
+    owned, wanted = {tuple(tp) for tp in current}, {tuple(tp) for tp in target or ()}
+    return {
+        "member_id": member["member_id"], "instance_id": member.get("instance_id"),
+        "client_id": member["client_id"], "host": member["host"], "assignment": current,
+        "member_epoch": epoch, "target_assignment": target,
+        "subscribed_topics": member.get("subscribed_topics", []),
+        "subscribed_regex": member.get("subscribed_regex"),
+        "reconciled": (epoch == assignment_epoch and owned == wanted) if consumer else None,
+        "pending": [list(tp) for tp in sorted(wanted - owned)] if consumer else [],
+        "revoking": [list(tp) for tp in sorted(owned - wanted)] if consumer else [],
+    }
+
+
 def group_detail(row: ConsumerGroupLag) -> dict[str, Any]:
-    """The summary plus members and per-partition offsets, lag and status (no commit window);
-    ``uncommitted`` marks a partition without a commit (``committed`` null, lag from the log
-    start)."""
+    """The summary plus the assignor, the epochs (consumer protocol), members and
+    per-partition offsets, lag and status (no commit window); ``uncommitted`` marks a
+    partition without a commit (``committed`` null, lag from the log start)."""
     partitions = [{**{key: p[key] for key in ("topic", "partition", "committed", "log_start",
                                               "high_watermark", "lag", "status")},
                    "uncommitted": p.get("uncommitted", False)}  # rows stored before it: False
                   for p in row.lag.get("partitions", [])]
-    return {**group_summary(row), "members": row.members, "partitions": partitions,
-            "rate": row.lag.get("rate")}
+    return {**group_summary(row), "assignor": row.assignor, "group_epoch": row.group_epoch,
+            "assignment_epoch": row.assignment_epoch,
+            "members": [member_detail(m, row.assignment_epoch) for m in row.members],
+            "partitions": partitions, "rate": row.lag.get("rate")}
 
 
 def broadcast(slug: str, rows: Sequence[ConsumerGroupLag]) -> None:

@@ -4,7 +4,9 @@ These rows are written only by the snapshot task (``dashboard.snapshots``), neve
 requests; names are the tenant's own (without the ``<slug>.`` prefix).
 
 - ``ConsumerGroupLag``: one row per (tenant, group), replaced at every snapshot: the group's
-  state and members, and its evaluated lag (``dashboard.lag.group_lag_to_json``) including the
+  type (``classic`` or ``consumer``, KIP-848), state, assignor, epochs (consumer protocol) and
+  members (with member epochs and target assignments for the consumer protocol), and its
+  evaluated lag (``dashboard.lag.group_lag_to_json``) including the
   Burrow commit window per partition.
 - ``LagSample``: the bounded history, one row per (group, partition, snapshot); rows older than
   ``settings.LAG_HISTORY_SECONDS`` are pruned by every snapshot.  It feeds the lag chart.
@@ -22,6 +24,10 @@ class ConsumerGroupLag(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="group_lags")
     group = models.CharField(max_length=255)
     state = models.CharField(max_length=32)
+    group_type = models.CharField(max_length=16, default="classic")
+    assignor = models.CharField(max_length=255, blank=True, default="")
+    group_epoch = models.IntegerField(null=True)  # consumer protocol only, as is the next one
+    assignment_epoch = models.IntegerField(null=True)
     members = models.JSONField(default=list)
     lag = models.JSONField(default=dict)
     status = models.CharField(max_length=8)

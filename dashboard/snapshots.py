@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -33,6 +34,7 @@ class ClusterSnapshot:
     groups: dict[str, kafka.GroupDescription]
     committed: dict[str, dict[kafka.TopicPartitionKey, int]]
     bounds: Bounds
+    types: dict[str, str] = field(default_factory=dict)  # ListGroups v5: classic / consumer
 
 
 def split_name(physical: str) -> tuple[str, str]:
@@ -42,14 +44,15 @@ def split_name(physical: str) -> tuple[str, str]:
 
 
 def read_cluster(admin: kafka.AdminClient, slugs: set[str]) -> ClusterSnapshot:
-    group_ids = [g for g in kafka.list_group_ids(admin) if split_name(g)[0] in slugs]
+    types = {g: t for g, t in kafka.list_groups(admin).items() if split_name(g)[0] in slugs}
+    group_ids = list(types)
     committed = kafka.committed_offsets(admin, group_ids)
     partitions = {(topic, p) for topic, count in kafka.partition_counts(admin).items()
                   if split_name(topic)[0] in slugs for p in range(count)}
     for offsets in committed.values():
         partitions.update(offsets)
     return ClusterSnapshot(kafka.describe_groups(admin, group_ids), committed,
-                           kafka.log_bounds(admin, sorted(partitions)))
+                           kafka.log_bounds(admin, sorted(partitions)), types)
 
 
 def observed_offsets(committed: dict[kafka.TopicPartitionKey, int], bounds: Bounds,
@@ -64,13 +67,29 @@ def observed_offsets(committed: dict[kafka.TopicPartitionKey, int], bounds: Boun
             for t, p in sorted(partitions) if split_name(t)[0] == slug and (t, p) in bounds]
 
 
+def _local_partitions(partitions: Iterable[kafka.TopicPartitionKey], slug: str) -> list[list]:
+    return [[split_name(t)[1], p] for t, p in partitions if split_name(t)[0] == slug]
+
+
 def _members(description: kafka.GroupDescription | None, slug: str) -> list[dict]:
+    """Members as stored and shown: topics without the tenant prefix (another tenant's never
+    appear); consumer-protocol members add their epoch, target assignment and subscription."""
     if description is None:
         return []
-    return [{"member_id": m.member_id, "client_id": m.client_id, "host": m.host,
-             "assignment": [[split_name(t)[1], p] for t, p in m.assignment
-                            if split_name(t)[0] == slug]}
-            for m in description.members]
+    members = []
+    for m in description.members:
+        member: dict = {"member_id": m.member_id, "instance_id": m.instance_id,
+                        "client_id": m.client_id, "host": m.host,
+                        "assignment": _local_partitions(m.assignment, slug)}
+        if description.group_type == kafka.CONSUMER:
+            member.update(
+                member_epoch=m.member_epoch,
+                target_assignment=_local_partitions(m.target_assignment or (), slug),
+                subscribed_topics=[split_name(t)[1] for t in m.subscribed_topics
+                                   if split_name(t)[0] == slug],
+                subscribed_regex=m.subscribed_regex)
+        members.append(member)
+    return members
 
 
 def store_tenant(tenant: Tenant, cluster: ClusterSnapshot, now: datetime) -> list[ConsumerGroupLag]:
@@ -95,6 +114,11 @@ def store_tenant(tenant: Tenant, cluster: ClusterSnapshot, now: datetime) -> lis
                                observed, bool(description and description.active), now.timestamp())
         rows.append(ConsumerGroupLag(
             tenant=tenant, group=group, state=description.state if description else "UNKNOWN",
+            group_type=(description.group_type if description
+                        else cluster.types.get(physical, kafka.CLASSIC)),
+            assignor=description.assignor if description else "",
+            group_epoch=description.group_epoch if description else None,
+            assignment_epoch=description.assignment_epoch if description else None,
             members=_members(description, slug), lag=group_lag_to_json(state),
             status=state.status.name, total_lag=state.total_lag, max_lag=state.max_lag,
             time_lag_s=state.time_lag_s, updated_at=now))
@@ -103,7 +127,8 @@ def store_tenant(tenant: Tenant, cluster: ClusterSnapshot, now: datetime) -> lis
     with transaction.atomic():
         ConsumerGroupLag.objects.bulk_create(
             rows, update_conflicts=True, unique_fields=["tenant", "group"],
-            update_fields=["state", "members", "lag", "status", "total_lag", "max_lag",
+            update_fields=["state", "group_type", "assignor", "group_epoch", "assignment_epoch",
+                           "members", "lag", "status", "total_lag", "max_lag",
                            "time_lag_s", "updated_at"])
         ConsumerGroupLag.objects.filter(tenant=tenant).exclude(
             group__in=[row.group for row in rows]).delete()

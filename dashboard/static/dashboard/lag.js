@@ -1,8 +1,9 @@
 // Live consumer lag: the pages render the latest snapshot, then this script applies every
 // snapshot the server pushes over the WebSocket (no reloads). Messages are JSON:
-//   {"kind": "summary", "groups": [{group, state, members, status, total_lag, …}]}  (list page)
-//   {"kind": "detail", group, state, status, total_lag, max_lag, time_lag, partitions, members,
-//    updated_at}                                                                  (group page)
+//   {"kind": "summary", "groups": [{group, group_type, state, members, status, total_lag, …}]}
+//                                                                                 (list page)
+//   {"kind": "detail", group, group_type, state, assignor, group_epoch, assignment_epoch,
+//    status, total_lag, max_lag, time_lag, partitions, members, updated_at}       (group page)
 (function () {
   "use strict";
   const MAX_POINTS = 360; // chart window: 30 min of 5 s snapshots
@@ -59,6 +60,43 @@
     return new Date(epochSeconds * 1000).toLocaleTimeString();
   }
 
+  function pairs(list) {
+    return (list || []).map((a) => `${a[0]}-${a[1]}`).join(" ");
+  }
+
+  // Members: classic ones as id, instance, client, host, assignment; consumer-protocol
+  // (KIP-848) ones add epoch, subscription, target and reconciliation (as group.html).
+  function renderMembers(message) {
+    const table = document.getElementById("members");
+    const consumer = table.dataset.groupType === "consumer";
+    const members = table.tBodies[0];
+    members.replaceChildren();
+    for (const m of message.members) {
+      const row = members.insertRow();
+      row.dataset.member = m.member_id;
+      [m.member_id, m.instance_id === null ? "–" : m.instance_id, m.client_id, m.host]
+        .forEach((value) => cell(row, value));
+      if (consumer) {
+        cell(row, m.member_epoch === null ? "–" : m.member_epoch).dataset.field = "member_epoch";
+        cell(row, (m.subscribed_regex ? `/${m.subscribed_regex}/ ` : "") + m.subscribed_topics.join(", "));
+      }
+      cell(row, pairs(m.assignment)).dataset.field = "assignment";
+      if (!consumer) continue;
+      cell(row, pairs(m.target_assignment)).dataset.field = "target_assignment";
+      const state = cell(row, "");
+      state.dataset.field = "reconciliation";
+      const badge = document.createElement("span");
+      badge.className = m.reconciled ? "status-OK" : "status-WARN";
+      badge.textContent = m.reconciled ? "reconciled" : "reconciling";
+      state.appendChild(badge);
+      if (!m.reconciled && m.revoking.length) state.append(`: revoking ${pairs(m.revoking)}`);
+      if (!m.reconciled && m.pending.length) state.append(`; waiting for ${pairs(m.pending)} (not yet released)`);
+    }
+    if (message.members.length === 0) {
+      cell(members.insertRow(), "No members: the group is not consuming.").colSpan = consumer ? 9 : 5;
+    }
+  }
+
   function groupPage(root) {
     const history = JSON.parse(document.getElementById("lag-history").textContent);
     const chart = new Chart(document.getElementById("lag-chart"), {
@@ -73,8 +111,19 @@
     window.lagChart = chart; // the browser test reads the chart's data from here
     connect(root.dataset.wsPath, (message) => {
       if (message.kind !== "detail") return;
+      const table = document.getElementById("members");
+      if (message.group_type !== table.dataset.groupType) {
+        location.reload(); // the group changed protocol (online upgrade): other columns
+        return;
+      }
       setStatus(document.getElementById("status"), message.status);
       document.getElementById("state").textContent = message.state;
+      document.getElementById("assignor").textContent = message.assignor || "–";
+      for (const [id, value] of [["group-epoch", message.group_epoch],
+                                 ["assignment-epoch", message.assignment_epoch]]) {
+        const element = document.getElementById(id);
+        if (element) element.textContent = value === null ? "–" : value;
+      }
       document.getElementById("total-lag").textContent = message.total_lag;
       document.getElementById("max-lag").textContent = message.max_lag;
       document.getElementById("time-lag").textContent = message.time_lag;
@@ -89,16 +138,7 @@
         [p.log_start, p.high_watermark, p.lag].forEach((value) => cell(row, value));
         setStatus(cell(row, ""), p.status);
       }
-      const members = document.querySelector("#members tbody");
-      members.replaceChildren();
-      for (const m of message.members) {
-        const row = members.insertRow();
-        [m.member_id, m.client_id, m.host, m.assignment.map((a) => `${a[0]}-${a[1]}`).join(" ")]
-          .forEach((value) => cell(row, value));
-      }
-      if (message.members.length === 0) {
-        cell(members.insertRow(), "No members: the group is not consuming.").colSpan = 4;
-      }
+      renderMembers(message);
       if (message.partitions.length === 0) return; // no commit yet: no lag to plot
       chart.data.labels.push(timeLabel(message.updated_at));
       chart.data.datasets[0].data.push(message.total_lag);
@@ -132,7 +172,7 @@
         link.href = table.dataset.groupUrl + encodeURIComponent(g.group) + "/";
         link.textContent = g.group;
         row.insertCell().appendChild(link);
-        [g.state, g.members].forEach((value) => cell(row, value));
+        [g.group_type, g.state, g.members].forEach((value) => cell(row, value));
         setStatus(cell(row, ""), g.status);
         [g.total_lag, g.max_lag, g.time_lag].forEach((value) => cell(row, value));
       }
