@@ -225,3 +225,28 @@ def test_followers_replicate_over_sasl_plaintext_with_plain(
         assert_replicas_identical(cluster, topic, 1)
     finally:
         cluster.stop_all()
+
+
+def test_transaction_markers_reach_other_leaders_over_sasl_ssl(
+        secure_cluster: SecureCluster, certs: Path) -> None:
+    """The coordinator writes commit markers to partitions other brokers lead over the same
+    inter-broker link (TLS + SCRAM); a read_committed consumer then sees every record."""
+    topic = "secure-txn"
+    secure_cluster.create_topic(topic, 3, 3)
+    config = client_config(secure_cluster, certs)
+    producer = Producer({**config, "transactional.id": "secure-txn-1"})
+    producer.init_transactions(60)
+    producer.begin_transaction()
+    for n in range(30):
+        producer.produce(topic, b"t-%d" % n, partition=n % 3)
+    producer.commit_transaction(60)
+    consumer = Consumer({**config, "group.id": "secure-txn-readers", "auto.offset.reset": "earliest",
+                         "isolation.level": "read_committed"})
+    consumer.subscribe([topic])
+    values: list[bytes] = []
+    try:
+        wait_until(lambda: _poll_into(consumer, values) >= 30, 90, "the committed records",
+                   interval_s=0)
+    finally:
+        consumer.close()
+    assert sorted(values) == sorted(b"t-%d" % n for n in range(30))
