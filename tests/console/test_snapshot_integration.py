@@ -51,3 +51,40 @@ def test_snapshot_and_reset_of_a_real_group(kafka_broker, acme: Tenant, globex: 
     row = ConsumerGroupLag.objects.get(tenant=acme, group="billing")
     assert [p["committed"] for p in row.lag["partitions"]][1] == 45
     assert row.total_lag == (50 - row.lag["partitions"][0]["committed"]) + 5
+
+
+def test_snapshot_and_reset_of_a_consumer_protocol_group(kafka_broker, acme: Tenant) -> None:  # type: ignore[no-untyped-def]
+    """A KIP-848 group (confluent-kafka, ``group.protocol=consumer``): the snapshot stores its
+    type, epochs, members with their epochs and assignments, and lag from OffsetFetch; once
+    its consumers left, its offsets reset like a classic group's."""
+    from confluent_kafka import Consumer
+
+    bootstrap = kafka_broker.bootstrap
+    create_topic(bootstrap, "acme.orders", 2)
+    produce(client_config(bootstrap), "acme.orders", 100, 2)
+    consumer = Consumer({**client_config(bootstrap), "group.id": "acme.kip",
+                         "group.protocol": "consumer", "client.id": "kip-1",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe(["acme.orders"])
+    try:
+        assert consume(consumer, 60) == 60
+        snapshots.snapshot_all()
+        row = ConsumerGroupLag.objects.get(tenant=acme, group="kip")
+        assert (row.group_type, row.state, row.assignor) == ("consumer", "STABLE", "uniform")
+        assert row.group_epoch == row.assignment_epoch and row.group_epoch >= 1
+        (member,) = row.members
+        assert (member["client_id"], member["member_epoch"]) == ("kip-1", row.assignment_epoch)
+        assert member["assignment"] == member["target_assignment"] == [["orders", 0], ["orders", 1]]
+        assert member["subscribed_topics"] == ["orders"] and row.total_lag == 40
+        with pytest.raises(ValidationError, match="member"):
+            services.preview_reset(acme, "kip", ResetRequest("earliest", "orders"))
+    finally:
+        consumer.close()
+
+    snapshots.snapshot_all()
+    row = ConsumerGroupLag.objects.get(tenant=acme, group="kip")
+    assert (row.group_type, row.state, row.members) == ("consumer", "EMPTY", [])
+    services.reset_offsets(None, acme, "kip", ResetRequest("earliest", "orders"))
+    snapshots.snapshot_all()
+    row = ConsumerGroupLag.objects.get(tenant=acme, group="kip")
+    assert row.total_lag == 100 and [p["committed"] for p in row.lag["partitions"]] == [0, 0]
