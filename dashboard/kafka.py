@@ -102,10 +102,6 @@ def list_groups(admin: AdminClient) -> dict[str, str]:
             for listing in sorted(result.valid, key=lambda listing: listing.group_id)}
 
 
-def list_group_ids(admin: AdminClient) -> list[str]:
-    return list(list_groups(admin))
-
-
 def _state_name(state: object) -> str:
     return str(getattr(state, "name", state) or "UNKNOWN").upper()
 

@@ -3,7 +3,9 @@
 One snapshot covers every tenant: it lists all groups once and splits them by the namespace
 prefix (a tenant slug has no dot, so ``<slug>.<group>`` splits at the first dot).  Only groups
 and topics inside a tenant's namespace are shown to that tenant, with the prefix removed.
-Groups that no longer exist on the cluster lose their row.
+Groups that no longer exist on the cluster lose their row.  Both group types are read the same
+way (committed offsets from OffsetFetch); a consumer-protocol (KIP-848) group's row adds its
+epochs, and its members their epochs, target assignments and subscriptions.
 """
 
 from __future__ import annotations
