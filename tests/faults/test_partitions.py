@@ -14,6 +14,7 @@ leaders; a full disk halts its broker (KIP-112) and the others take over.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -107,19 +108,63 @@ def test_a_full_disk(fault_cluster: FaultCluster, tmp_path: Path) -> None:
                           fault_s=12.0, during=failed_dir_replaced_the_broker_serves_on))
 
 
-def test_a_leader_clock_stepped_an_hour_ahead(fault_cluster: FaultCluster,
-                                              tmp_path: Path) -> None:
+def closed_segments_kept(fault_cluster: FaultCluster, topic: str) -> Callable[[Views, Fault], None]:
     """Retention by time must not delete what is younger than retention.ms by the records'
-    own timestamps: with 10-minute retention and small segments, a leader whose clock
-    jumps an hour ahead would otherwise delete every closed segment at its next check."""
-    def closed_segments_kept(views: Views, fault: Fault) -> None:
-        segments = sorted(fault_cluster.partition_dir(int(fault.target), "clock-forward", 0)
+    own timestamps: with 10-minute retention and small segments, a leader whose clock runs
+    ahead would otherwise delete every closed segment at its next check."""
+    def check(views: Views, fault: Fault) -> None:
+        segments = sorted(fault_cluster.partition_dir(int(fault.target), topic, 0)
                           .glob("*.log"))
         assert segments and segments[0].name == f"{0:020d}.log", \
             f"retention deleted segments younger than retention.ms: {segments}"
         assert len(segments) > 1, "no closed segment that retention could delete"
+    return check
 
+
+RETAINED_TEN_MINUTES = ("retention.ms=600000", "segment.bytes=16384")
+
+
+def test_a_leader_clock_stepped_an_hour_ahead(fault_cluster: FaultCluster,
+                                              tmp_path: Path) -> None:
     assert_clean(exercise(fault_cluster, tmp_path, "clock-forward",
                           catalogue.clock_stepped_forward, fault_s=8.0,
-                          during=closed_segments_kept,
-                          topic_config=("retention.ms=600000", "segment.bytes=16384")))
+                          during=closed_segments_kept(fault_cluster, "clock-forward"),
+                          topic_config=RETAINED_TEN_MINUTES))
+
+
+def test_a_leader_clock_running_fast(fault_cluster: FaultCluster, tmp_path: Path) -> None:
+    assert_clean(exercise(fault_cluster, tmp_path, "clock-fast", catalogue.clock_running_fast,
+                          fault_s=8.0, during=closed_segments_kept(fault_cluster, "clock-fast"),
+                          topic_config=RETAINED_TEN_MINUTES))
+
+
+def test_a_leader_clock_stepped_an_hour_back(fault_cluster: FaultCluster,
+                                             tmp_path: Path) -> None:
+    """With broker-stamped timestamps (LogAppendTime) the stamps go back an hour and
+    forward again: every time index must stay monotonic (Kafka's rule: an entry is only
+    added for a larger timestamp)."""
+    def time_indexes_monotonic(views: Views, fault: Fault) -> None:
+        entries = 0
+        for index in fault_cluster.partition_dir(int(fault.target), "clock-back", 0).glob(
+                "*.timeindex"):
+            stamps = time_index_timestamps(index.read_bytes())
+            assert stamps == sorted(stamps), f"{index} goes back in time: {stamps}"
+            entries += len(stamps)
+        assert entries >= 2, "no time index entries: nothing tested"
+
+    assert_clean(exercise(fault_cluster, tmp_path, "clock-back", catalogue.clock_stepped_back,
+                          fault_s=8.0, during=time_indexes_monotonic,
+                          topic_config=("message.timestamp.type=LogAppendTime",
+                                        "segment.bytes=16384")))
+
+
+def time_index_timestamps(data: bytes) -> list[int]:
+    """The timestamps of a time index file's entries (8-byte timestamp, 4-byte relative
+    offset, big-endian), up to the unused, zero-filled tail."""
+    stamps = []
+    for start in range(0, len(data) - 11, 12):
+        timestamp = int.from_bytes(data[start:start + 8], "big", signed=True)
+        if timestamp == 0 and data[start:start + 12] == bytes(12):
+            break
+        stamps.append(timestamp)
+    return stamps
