@@ -1,6 +1,7 @@
 """Billing benchmark: N usage records into ``__usage``, then the billing job on local[2].
 
     .venv/bin/python bench/billing.py [--records 10000000] [--partitions 4] [--tenants 500]
+        [--baseline DIR] [--rounds 1] [--master local[2]]
 
 Starts a private ZooKeeper and broker (:class:`bench.cluster.Cluster`), creates
 ``__usage`` with ``--partitions`` partitions, produces ``--records`` distinct version-1
@@ -14,13 +15,21 @@ figure measured is the job's, not the generator's. Record ``i`` has broker ``i %
 window minute ``i // 3000`` after October 1st and sequence ``(i % 3000) // 3``, so the
 (broker, window, sequence) keys are all distinct and the job deduplicates nothing away:
 the invoice's data-in usage must equal the bytes generated, which is checked.
+
+``--baseline DIR`` also runs the job of another checkout (e.g. ``git worktree add DIR
+<rev>``) on the same records, alternating with this checkout's for ``--rounds`` rounds, so
+old and new code are measured in the same run under the same machine load; each timing
+line gives the 1-minute load average before and after the job, and the two checkouts'
+invoice files must be byte-identical.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import filecmp
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -94,14 +103,36 @@ def generate(bootstrap: str, records: int, partitions: int, tenants: int) -> int
     return records * BYTES_IN
 
 
+def run_job(checkout: Path, bootstrap: str, plans: Path, out: Path, master: str) -> float:
+    """Wall seconds of ``checkout``'s billing job, started as an operator would."""
+    started = time.monotonic()
+    subprocess.run([sys.executable, str(checkout / "spark" / "billing.py"), "--month", MONTH,
+                    "--bootstrap", bootstrap, "--plans", str(plans), "--out", str(out),
+                    "--master", master], check=True, cwd=checkout)
+    return time.monotonic() - started
+
+
+def billed_bytes_in(month_dir: Path) -> int:
+    with open(month_dir / "invoice_lines.csv", encoding="utf-8") as lines:
+        return sum(int(row["usage"]) for row in csv.DictReader(lines)
+                   if row["dimension"] == "data_in")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=10_000_000)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--tenants", type=int, default=500)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--baseline", type=Path,
+                        help="another checkout whose job runs on the same records")
+    parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
 
+    checkouts = {"this": REPO_ROOT}
+    if args.baseline is not None:
+        checkouts["baseline"] = args.baseline.resolve()
+    timings: dict[str, list[str]] = {name: [] for name in checkouts}
     cluster = Cluster.start()
     try:
         started = time.monotonic()
@@ -113,22 +144,38 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="bench-billing-") as scratch:
             plans = Path(scratch) / "plans.json"
             plans.write_text(json.dumps(plans_for(args.tenants)))
-            started = time.monotonic()
-            subprocess.run([sys.executable, str(REPO_ROOT / "spark" / "billing.py"),
-                            "--month", MONTH, "--bootstrap", cluster.bootstrap,
-                            "--plans", str(plans), "--out", scratch, "--master", args.master],
-                           check=True, cwd=REPO_ROOT)
-            job_s = time.monotonic() - started
-            with open(Path(scratch) / MONTH / "invoice_lines.csv", encoding="utf-8") as lines:
-                billed_in = sum(int(row["usage"]) for row in csv.DictReader(lines)
-                                if row["dimension"] == "data_in")
+            for round_number in range(args.rounds):
+                order = list(checkouts)
+                if round_number % 2:
+                    order.reverse()
+                for name in order:
+                    out = Path(scratch) / name
+                    load_before = os.getloadavg()[0]
+                    job_s = run_job(checkouts[name], cluster.bootstrap, plans, out,
+                                    args.master)
+                    load_after = os.getloadavg()[0]
+                    timings[name].append(f"{job_s:.1f}s (load {load_before:.1f}->"
+                                         f"{load_after:.1f})")
+                    billed_in = billed_bytes_in(out / MONTH)
+                    if billed_in != expected_bytes_in:
+                        raise SystemExit(f"{name}: billed {billed_in} bytes in, "
+                                         f"generated {expected_bytes_in}")
+            if args.baseline is not None:
+                names = sorted(path.name for path in (Path(scratch) / "this" / MONTH).iterdir())
+                _, mismatch, errors = filecmp.cmpfiles(
+                    Path(scratch) / "this" / MONTH, Path(scratch) / "baseline" / MONTH,
+                    names, shallow=False)
+                if mismatch or errors:
+                    raise SystemExit(f"invoice files differ from the baseline: "
+                                     f"{mismatch + errors}")
     finally:
         cluster.stop()
-    if billed_in != expected_bytes_in:
-        raise SystemExit(f"billed {billed_in} bytes in, generated {expected_bytes_in}")
-    print(f"billing job on {args.master}: {args.records:,} records, {args.partitions} "
-          f"partitions, {args.tenants} tenants: {job_s:.1f}s wall "
-          f"({args.records / job_s:,.0f} records/s); generation {generated_s:.1f}s")
+    for name, runs in timings.items():
+        print(f"billing job ({name}: {checkouts[name]}) on {args.master}: {args.records:,} "
+              f"records, {args.partitions} partitions, {args.tenants} tenants: "
+              f"{', '.join(runs)}; generation {generated_s:.1f}s")
+    if args.baseline is not None:
+        print("invoice files identical to the baseline's")
     return 0
 
 

@@ -1,6 +1,7 @@
 """Where the billing job's time goes: each stage timed alone on the same generated month.
 
     .venv/bin/python bench/billing_stages.py [--records 1000000] [--master local[2]]
+        [--repeat 1] [--conf KEY=VALUE ...]
 
 Generates ``--records`` usage records as :mod:`bench.billing` does, then, in one Spark
 session (so JVM start-up is paid once and reported apart), times cumulative prefixes of
@@ -53,6 +54,8 @@ def main() -> int:
     parser.add_argument("--tenants", type=int, default=500)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra Spark setting for the session (repeatable)")
     args = parser.parse_args()
 
     cluster = Cluster.start()
@@ -61,7 +64,7 @@ def main() -> int:
         generate(cluster.bootstrap, args.records, args.partitions, args.tenants)
         print(f"generated {args.records:,} records in {time.monotonic() - started:.1f}s")
         started = time.monotonic()
-        spark = build_session(args.master, [])
+        spark = build_session(args.master, args.conf)
         spark.dataSource.register(KafkaRangeSource)
         print(f"session start {time.monotonic() - started:.1f}s")
         plans = parse_plans(json.dumps(plans_for(args.tenants)))
