@@ -17,6 +17,7 @@ from kio.schema.consumer_group_describe.v0 import response as kio_response
 from kio.schema.errors import ErrorCode
 from kio.schema.request_header.v2.header import RequestHeader
 from kio.schema.response_header.v1.header import ResponseHeader
+from kio.schema.types import GroupId, TopicName
 from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i32, i32Timedelta
 
@@ -47,7 +48,7 @@ def _assignment(*pairs: tuple[str, int]) -> kio_response.Assignment:
     for topic, partition in pairs:
         topics.setdefault(topic, []).append(partition)
     return kio_response.Assignment(topic_partitions=tuple(
-        kio_response.TopicPartitions(topic_id=uuid.uuid4(), topic_name=topic,
+        kio_response.TopicPartitions(topic_id=uuid.uuid4(), topic_name=TopicName(topic),
                                      partitions=tuple(i32(p) for p in partitions))
         for topic, partitions in topics.items()))
 
@@ -56,17 +57,17 @@ def test_response_written_by_kafkas_schema_is_decoded() -> None:
     response = kio_response.ConsumerGroupDescribeResponse(
         throttle_time=i32Timedelta.parse(timedelta(0)), groups=(
             kio_response.DescribedGroup(
-                error_code=ErrorCode.none, group_id="acme.kip", group_state="Reconciling",
+                error_code=ErrorCode.none, group_id=GroupId("acme.kip"), group_state="Reconciling",
                 group_epoch=i32(5), assignment_epoch=i32(5), assignor_name="uniform", members=(
                     kio_response.Member(
                         member_id="m-1", instance_id="i-1", rack_id=None, member_epoch=i32(4),
                         client_id="c1", client_host="/10.0.0.1",
-                        subscribed_topic_names=("acme.orders",), subscribed_topic_regex=None,
+                        subscribed_topic_names=(TopicName("acme.orders"),), subscribed_topic_regex=None,
                         assignment=_assignment(("acme.orders", 1), ("acme.orders", 0)),
                         target_assignment=_assignment(("acme.orders", 0))),)),
             kio_response.DescribedGroup(
                 error_code=ErrorCode.group_id_not_found, error_message="Group acme.x not found.",
-                group_id="acme.x", group_state="Dead", group_epoch=i32(-1),
+                group_id=GroupId("acme.x"), group_state="Dead", group_epoch=i32(-1),
                 assignment_epoch=i32(-1), assignor_name="", members=())))
     buffer = io.BytesIO()
     entity_writer(ResponseHeader)(buffer, ResponseHeader(correlation_id=i32(9)))

@@ -70,11 +70,11 @@ def produce_all(config: dict[str, object], topic: str, values: list[bytes]) -> l
     return offsets
 
 
-def consume_all(config: dict[str, object], topic: str, count: int) -> list[bytes | None]:
+def consume_all(config: dict[str, object], topic: str, count: int) -> list[bytes]:
     consumer = Consumer({**config, "group.id": f"read-{topic}", "auto.offset.reset": "earliest",
                          "enable.auto.commit": True})
     consumer.subscribe([topic])
-    values: list[bytes | None] = []
+    values: list[bytes] = []
     try:
         wait_until(lambda: _poll_into(consumer, values) >= count, 90,
                    f"{count} records of {topic} over SASL_SSL", interval_s=0)
@@ -86,10 +86,12 @@ def consume_all(config: dict[str, object], topic: str, count: int) -> list[bytes
     return values
 
 
-def _poll_into(consumer: Consumer, values: list[bytes | None]) -> int:
+def _poll_into(consumer: Consumer, values: list[bytes]) -> int:
     message = consumer.poll(0.5)
     if message is not None and message.error() is None:
-        values.append(message.value())
+        value = message.value()
+        assert value is not None, "every record produced here has a value"
+        values.append(value)
     return len(values)
 
 
