@@ -166,7 +166,9 @@ class TopicCache:
             config_path = znodes.topic_config_path(name)
 
             def watcher(event: Any) -> None:
-                path = event.path or ""
+                if event.path is None:
+                    return  # kazoo's reset on a lost connection: re-read on its return
+                path = event.path
                 if path.startswith(prefix):
                     self._on_change(name, int(path[len(prefix):].split("/", 1)[0]))
                 elif path == config_path:

@@ -133,6 +133,7 @@ class ZkCoordinator:
         self._rebalance_interval_s = leader_rebalance_interval_s
         self._rebalancer: asyncio.Task[None] | None = None
         self._session_lost = False
+        self._suspended = False  # connection lost, session (maybe) alive: re-arm on return
         self._leaving = False
         self._closing = False
         self.controller_id = -1
@@ -280,9 +281,26 @@ class ZkCoordinator:
     def _on_state(self, state: str) -> None:
         if state == KazooState.LOST:
             self._session_lost = True
+        elif state == KazooState.SUSPENDED:
+            self._suspended = True
         elif state == KazooState.CONNECTED and self._session_lost:
-            self._session_lost = False
+            self._session_lost = self._suspended = False
             self._submit(self._new_session_sync)
+        elif state == KazooState.CONNECTED and self._suspended:
+            self._suspended = False
+            self._submit(self._rewatch_sync)
+
+    def _rewatch_sync(self) -> None:
+        """The connection came back within the session.  kazoo dropped every one-shot
+        watch when it went (it fires them once with a NONE event and does not restore them
+        on reconnect), so the topic watches are armed again by reading every topic afresh,
+        and ``/controller``'s by running for controller again; changes made meanwhile
+        arrive with the reads.  (kazoo's recipes re-arm their own watches.)"""
+        log.warning("ZooKeeper connection is back: re-reading topics to re-arm their watches")
+        self._topics.forget_all()
+        for name in self._client.get_children(znodes.TOPICS):
+            self._topic_event(name, ASSIGNMENT)
+        self._submit(self._elect_sync)  # re-arms the /controller watch (its event was lost)
 
     def _new_session_sync(self) -> None:
         log.warning("ZooKeeper session was lost; re-registering broker %d", self.broker_id)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import socket
+import threading
 import uuid
 
 from kazoo.client import KazooClient
@@ -125,3 +128,90 @@ def test_reregisters_after_session_expiry(zk_connect: str, zk: KazooClient) -> N
         await broker.close()
 
     asyncio.run(scenario())
+
+
+class CuttableProxy:
+    """A TCP proxy to ZooKeeper whose connections a test can cut, as a network blip would:
+    the client sees its connection drop and reconnects within its session."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            self.open += [client, server]
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+        except OSError:
+            pass
+        for end in (source, sink):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        for connection in self.open:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        self.open = []
+
+    def close(self) -> None:
+        self.listener.close()
+        self.cut()
+
+
+def test_partition_changes_still_arrive_after_a_connection_loss(zk_connect: str,
+                                                                zk: KazooClient) -> None:
+    """kazoo drops every watch when its connection drops (it sends them a NONE event and
+    does not restore them on reconnect), even though the session survives: a broker must
+    re-arm its watches then, or it keeps serving stale leaders for good (found by a chaos
+    run: after a ZooKeeper quorum loss one broker told clients a leader that no longer led),
+    and would never notice the controller's loss again."""
+    hosts, chroot = zk_connect.split("/", 1)
+    host, port = hosts.split(",")[0].rsplit(":", 1)
+    proxy = CuttableProxy((host, int(port)))
+
+    async def scenario() -> None:
+        events = Events()
+        broker = coordinator(f"127.0.0.1:{proxy.port}/{chroot}", 1, events)
+        await broker.start()
+        assignment = znodes.TopicAssignment(uuid.uuid4(), {0: (1,)})
+        zk.create("/brokers/topics/t", assignment.encode())
+        await events.until(lambda: events.topics.get("t") is not None
+                           and 0 in events.topics["t"].states)  # type: ignore[union-attr]
+        session = broker._client.client_id
+        proxy.cut()
+        await asyncio.sleep(0.5)
+        await events.until(lambda: broker._client.connected
+                           and broker._client.client_id == session)
+        state_path = "/brokers/topics/t/partitions/0/state"
+        state = json.loads(zk.get(state_path)[0])
+        zk.set(state_path, json.dumps({**state, "leader_epoch": 7}).encode())
+        await events.until(lambda: events.topics["t"].states[0].leader_epoch == 7,  # type: ignore
+                           timeout=10)
+        zk.delete("/controller")  # the /controller watch is back too: it runs again and wins
+        for _ in range(100):
+            if zk.exists("/controller") is not None:
+                break
+            await asyncio.sleep(0.1)
+        assert zk.exists("/controller") is not None, "the broker missed /controller's loss"
+        await broker.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        proxy.close()
