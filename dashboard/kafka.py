@@ -177,6 +177,29 @@ def consumer_group_describe(host: str, port: int, group_ids: list[str]
     return groups
 
 
+def exchange(host: str, port: int, request: bytes) -> bytes:
+    """Send one size-prefixed request to a broker on the operator listener (PLAINTEXT) and return
+    its response without the size prefix (for APIs confluent-kafka lacks: ``transactions.py``).
+    A broker that does not answer in time raises :class:`KafkaRequestFailed`."""
+    try:
+        with socket.create_connection((host, port), timeout=_timeout()) as connection:
+            connection.settimeout(_timeout())
+            connection.sendall(request)
+            (size,) = struct.unpack(">i", _receive(connection, 4))
+            return _receive(connection, size)
+    except OSError as exc:
+        raise KafkaRequestFailed(f"broker {host}:{port}: {exc}") from exc
+
+
+def broker_addresses(admin: AdminClient) -> dict[int, tuple[str, int]]:
+    """Every live broker's operator-listener endpoint, from a Metadata request."""
+    try:
+        metadata = admin.list_topics(timeout=_timeout())
+    except KafkaException as exc:
+        raise KafkaRequestFailed(str(exc)) from exc
+    return {broker_id: (broker.host, broker.port) for broker_id, broker in metadata.brokers.items()}
+
+
 def _receive(connection: socket.socket, size: int) -> bytes:
     chunks, left = [], size
     while left:

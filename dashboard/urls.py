@@ -13,6 +13,7 @@ from .views import (
     team,
     tenant,
     topic_detail,
+    transactions,
 )
 
 app_name = "dashboard"
@@ -51,6 +52,9 @@ urlpatterns = [
     path("t/<slug:slug>/consumer-groups/<str:group>/", groups.group_page, name="group"),
     path("t/<slug:slug>/consumer-groups/<str:group>/reset/", groups.group_reset,
          name="group-reset"),
+    path("t/<slug:slug>/transactions/", transactions.transaction_list, name="transactions"),
+    path("t/<slug:slug>/transactions/<str:transactional_id>/abort/",
+         transactions.transaction_abort, name="transaction-abort"),
     path("ops/tenants/", operator.tenants, name="ops-tenants"),
     path("ops/tenants/<slug:slug>/status/", operator.tenant_status, name="ops-tenant-status"),
     path("ops/brokers/", operator.brokers, name="ops-brokers"),

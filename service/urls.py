@@ -7,6 +7,7 @@ from rest_framework.routers import SimpleRouter
 
 from dashboard.api import ConsumerGroupViewSet
 from dashboard.api_topics import TopicMessagesView, TopicStateView, TopicTrafficView
+from dashboard.api_transactions import TransactionAbortView, TransactionListView
 from quotas.api import ClusterQuotaViewSet, InvoiceViewSet, TenantQuotaViewSet
 from tenants.api import cluster, invitations, views
 from tenants.api.client_certificates import ClientCertificateViewSet
@@ -41,6 +42,10 @@ urlpatterns = [
          TopicTrafficView.as_view(), name="topic-traffic"),
     path("api/v1/tenants/<slug:tenant_slug>/topics/<str:name>/messages/",
          TopicMessagesView.as_view(), name="topic-messages"),
+    path("api/v1/tenants/<slug:tenant_slug>/transactions/", TransactionListView.as_view(),
+         name="transactions"),
+    path("api/v1/tenants/<slug:tenant_slug>/transactions/<str:transactional_id>/abort/",
+         TransactionAbortView.as_view(), name="transaction-abort"),
     path("api/v1/tenants/<slug:tenant_slug>/", include(tenant_router.urls)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
