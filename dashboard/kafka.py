@@ -197,7 +197,8 @@ def broker_addresses(admin: AdminClient) -> dict[int, tuple[str, int]]:
         metadata = admin.list_topics(timeout=_timeout())
     except KafkaException as exc:
         raise KafkaRequestFailed(str(exc)) from exc
-    return {broker_id: (broker.host, broker.port) for broker_id, broker in metadata.brokers.items()}
+    return {broker_id: (str(broker.host), int(broker.port))
+            for broker_id, broker in metadata.brokers.items()}
 
 
 def _receive(connection: socket.socket, size: int) -> bytes:
