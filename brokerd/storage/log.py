@@ -26,29 +26,20 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from brokerd.protocol.records import (
-    BatchHeader,
-    parse_batch_header,
-    patch_base_offset,
-    patch_partition_leader_epoch,
-    set_log_append_time,
-)
-from brokerd.storage import log_loader, log_reads
+from brokerd.protocol.records import BatchHeader
+from brokerd.storage import leader_stamps, log_loader, log_reads
 from brokerd.storage.checkpoint import LEADER_EPOCH_CHECKPOINT
 from brokerd.storage.config import LogConfig
-from brokerd.storage.errors import (
-    InvalidProducerEpochError,
-    InvalidRecordError,
-    OffsetOutOfRangeError,
-)
+from brokerd.storage.errors import InvalidRecordError, OffsetOutOfRangeError
 from brokerd.storage.leader_epoch import LeaderEpochCache
 from brokerd.storage.local_log import LocalLog
+from brokerd.storage.log_producers import LogProducers
 from brokerd.storage.producer_state import ProducerEntry
 from brokerd.storage.record_checks import check_client_records
 from brokerd.storage.results import AppendResult, ReadResult
+from brokerd.storage.retention import beyond_size
 from brokerd.storage.segment import LogSegment
-from brokerd.storage.transactions import CONTROL_PREFIX_BYTES, AbortedTxn, control_type, marker_batch
-from brokerd.storage.txn_index import PartitionTransactions
+from brokerd.storage.transactions import AbortedTxn
 from brokerd.storage.validation import validate_record_set
 
 # Kafka's broker default producer.id.expiration.ms: an idempotent producer silent for a
@@ -87,15 +78,7 @@ class Log:
                 self.leader_epoch_cache, segments, self._local.recovery_point
             )
         self.leader_epoch_cache.truncate_from_start(self._log_start)
-        self._txns = PartitionTransactions.load(directory)
-        self._producers = log_loader.load_producer_state(directory, segments, end, self._txns)
-        self._producers.evict_below(self._log_start)
-        if self._txns.forget_below(self._log_start):
-            self._txns.rewrite([segment.base_offset for segment in segments.snapshot()])
-        # The log end as of the newest snapshot (nothing to replay for an empty log), so an
-        # idle log's minute checkpoint is free.
-        self._snapshot_end = end if end == self._log_start or end in log_loader.snapshot_offsets(
-            directory) else None
+        self._producers = LogProducers(directory, segments, self._log_start, end)
         if not clean_shutdown:
             self.flush()  # recovered data is now durable: the next crash starts from here
 
@@ -121,19 +104,18 @@ class Log:
         """Set by the owner only (module docstring); clamped into ``[log_start_offset,
         log_end_offset]``."""
         self._high_watermark = min(max(offset, self._log_start), self.log_end_offset)
-        self._txns.high_watermark_moved(self._high_watermark)
+        self._producers.high_watermark_moved(self._high_watermark)
 
     @property
     def last_stable_offset(self) -> int:
         """The first offset a read_committed consumer may not read (see
         :mod:`transactions`): the high watermark, lowered by open transactions."""
-        return self._txns.last_stable_offset(
-            self._high_watermark, self._producers.open_transactions().values())
+        return self._producers.last_stable_offset(self._high_watermark)
 
     def aborted_transactions(self, fetch_offset: int, upper: int) -> list[AbortedTxn]:
         """Aborted transactions with data in ``[fetch_offset, upper)`` (Fetch's
         ``aborted_transactions`` for read_committed consumers)."""
-        return self._txns.aborted_between(fetch_offset, upper)
+        return self._producers.aborted_between(fetch_offset, upper)
 
     def open_transactions(self) -> dict[int, int]:
         """Producer id -> first offset of its open transaction."""
@@ -156,7 +138,7 @@ class Log:
         self._local.config = config
 
     def producer_state(self, producer_id: int) -> ProducerEntry | None:
-        return self._producers.producers.get(producer_id)
+        return self._producers.producer(producer_id)
 
     @property
     def truncation_count(self) -> int:
@@ -167,7 +149,7 @@ class Log:
     def producer_last_offsets(self) -> dict[int, int]:
         """Producer id -> last offset of its newest batch, for every producer the log
         remembers (the cleaner keeps those batches so the sequence state survives)."""
-        return {pid: entry.last_offset for pid, entry in self._producers.producers.items()}
+        return self._producers.last_offsets()
 
     # -- appends ------------------------------------------------------------------------
     def append_as_leader(
@@ -188,23 +170,15 @@ class Log:
         records = memoryview(records)
         validated = validate_record_set(records, self.config, now_ms, from_client=True)
         check_client_records(records, validated, self.config, now_ms)
-        duplicate = self._producers.check(header for _, header in validated)
+        duplicate = self._producers.duplicate_of(header for _, header in validated)
         if duplicate is not None:
             return AppendResult(
                 duplicate.first_offset, duplicate.last_offset, -1, self._log_start, True
             )
         buffer = bytearray(records) if records.readonly else records
         append_time = now_ms if self.config.log_append_time else -1
-        offset = self.log_end_offset
-        headers: list[BatchHeader] = []
-        for position, _ in validated:
-            patch_base_offset(buffer, position, offset)
-            patch_partition_leader_epoch(buffer, position, leader_epoch)
-            if append_time >= 0:
-                set_log_append_time(buffer, position, append_time)
-            patched = parse_batch_header(buffer, position)
-            headers.append(patched)
-            offset = patched.last_offset + 1
+        headers = leader_stamps.stamp(buffer, [position for position, _ in validated],
+                                      self.log_end_offset, leader_epoch, append_time)
         self._append(buffer, headers, now_ms)
         return AppendResult(
             headers[0].base_offset, headers[-1].last_offset, append_time, self._log_start
@@ -240,31 +214,17 @@ class Log:
         for header in headers:
             self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
         self._local.append(data, headers, now_ms)
-        position = 0
-        for header in headers:
-            marker = None
-            if header.is_control:
-                marker = control_type(bytes(data[position:position + CONTROL_PREFIX_BYTES]))
-            completed = self._producers.update(header, marker)
-            if completed is not None:
-                self._txns.completed(completed, self._local.segments.active.base_offset,
-                                     self._producers.open_transactions().values())
-            position += header.size_in_bytes
+        self._producers.appended(data, headers, self._local.segments.active.base_offset)
 
     def append_marker(self, producer_id: int, producer_epoch: int, commit: bool,
                       coordinator_epoch: int, leader_epoch: int) -> AppendResult:
         """WriteTxnMarkers: end ``producer_id``'s transaction here with a control batch.
         A marker older than the producer's epoch is fenced (INVALID_PRODUCER_EPOCH)."""
-        entry = self._producers.producers.get(producer_id)
-        if entry is not None and producer_epoch < entry.epoch:
-            raise InvalidProducerEpochError(
-                f"marker epoch {producer_epoch} < producer {producer_id} epoch {entry.epoch}")
+        self._producers.check_marker(producer_id, producer_epoch)
         now_ms = self._local.now_ms()
-        buffer = bytearray(marker_batch(producer_id, producer_epoch, commit,
-                                        coordinator_epoch, now_ms))
-        patch_base_offset(buffer, 0, self.log_end_offset)
-        patch_partition_leader_epoch(buffer, 0, leader_epoch)
-        header = parse_batch_header(buffer, 0)
+        buffer, header = leader_stamps.stamped_marker(
+            producer_id, producer_epoch, commit, coordinator_epoch, now_ms,
+            self.log_end_offset, leader_epoch)
         self._append(buffer, [header], now_ms)
         return AppendResult(header.base_offset, header.last_offset, -1, self._log_start)
 
@@ -341,17 +301,8 @@ class Log:
                 lambda segment, _: segment.largest_timestamp_ms() < cutoff
             )
         if self.config.deletes_old_segments and self.config.retention_bytes >= 0:
-            # Delete a segment while the log stays at or above retention.bytes without it.
-            excess = self.size_bytes - self.config.retention_bytes
-
-            def over_size(segment: LogSegment, _: int) -> bool:
-                nonlocal excess
-                if segment.size > excess:
-                    return False
-                excess -= segment.size
-                return True
-
-            deleted += self._delete_oldest(over_size)
+            deleted += self._delete_oldest(
+                beyond_size(self.size_bytes - self.config.retention_bytes))
         deleted += self._delete_oldest(lambda _, next_base: next_base <= self._log_start)
         return deleted
 
@@ -373,9 +324,7 @@ class Log:
         self._log_start = offset
         self._high_watermark = max(self._high_watermark, offset)
         self.leader_epoch_cache.truncate_from_start(offset)
-        self._producers.evict_below(offset)
-        if self._txns.forget_below(offset):
-            self._txns.rewrite([segment.base_offset for segment in self.segments])
+        self._producers.forget_below(offset, [segment.base_offset for segment in self.segments])
 
     def delete_expired_files(self, now_ms: int) -> None:
         """Close and unlink deleted segments whose ``file.delete.delay.ms`` has passed."""
@@ -395,7 +344,7 @@ class Log:
         end = self.log_end_offset
         self._high_watermark = min(self._high_watermark, end)
         self.leader_epoch_cache.truncate_from_end(end)
-        self._reload_producers(lambda snapshot: snapshot <= end)
+        self._producers.reload(self._local.segments, end, lambda snapshot: snapshot <= end)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop every batch and restart the empty log at ``offset``: a follower whose log
@@ -403,18 +352,7 @@ class Log:
         self._local.truncate_fully_and_start_at(offset)
         self._log_start = self._high_watermark = offset
         self.leader_epoch_cache.clear()
-        self._txns.forget_from(-1)
-        self._txns.rewrite([offset])
-        self._reload_producers(lambda snapshot: False)
-
-    def _reload_producers(self, keep_snapshot: Callable[[int], bool]) -> None:
-        """After a truncation: drop the snapshots ``keep_snapshot`` refuses, then rebuild
-        the producer state from what is left."""
-        log_loader.delete_snapshots(self.directory, keep_snapshot)
-        self._snapshot_end = None
-        self._producers = log_loader.load_producer_state(
-            self.directory, self._local.segments, self.log_end_offset, self._txns
-        )
+        self._producers.restart_at(offset, self._local.segments)
 
     # -- compaction ---------------------------------------------------------------------
     def replace_segments(
@@ -437,16 +375,12 @@ class Log:
         in an executor."""
         target = self._local.flush()
         self.leader_epoch_cache.flush()
-        self._txns.flush()
+        self._producers.flush()
         self._local.mark_flushed(target)
 
     def take_producer_snapshot(self) -> None:
         """Snapshot producer state at the log end (reopening replays only later batches)."""
-        end = self.log_end_offset
-        if end == self._snapshot_end:  # idle since: listing 6,000 dirs a minute cost most
-            return
-        self._snapshot_end = end
-        log_loader.write_snapshot(self.directory, self._producers, end)
+        self._producers.snapshot(self.log_end_offset)
 
     def close(self) -> None:
         """Clean close: flush, snapshot producer state, trim indexes, release files."""
