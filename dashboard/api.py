@@ -61,6 +61,10 @@ class PartitionLagSerializer(serializers.Serializer):
     lag = serializers.IntegerField()
     status = serializers.CharField(help_text=f"Burrow's: {', '.join(s.name for s in Status)}")
     uncommitted = serializers.BooleanField()
+    last_stable = serializers.IntegerField(
+        allow_null=True, help_text="last stable offset (below any open transaction); null: not read")
+    read_committed_lag = serializers.IntegerField(
+        allow_null=True, help_text="lag of a read_committed consumer: up to last_stable")
 
 
 class ConsumerGroupSummarySerializer(serializers.Serializer):

@@ -8,8 +8,9 @@ type, classic or consumer), ``describe_consumer_groups`` → FindCoordinator + D
 ConsumerGroupDescribe, then for consumer-protocol (KIP-848) groups our own ConsumerGroupDescribe
 to their coordinator for the epochs confluent-kafka does not expose
 (``consumer_group_describe.py``), ``list_consumer_group_offsets`` → OffsetFetch (both kinds),
-``list_offsets`` → ListOffsets (earliest = log start, latest = high watermark, a timestamp
-= first offset at or after it), ``alter_consumer_group_offsets`` → OffsetCommit.
+``list_offsets`` → ListOffsets (earliest = log start, latest = high watermark — or, read
+committed, the last stable offset —, a timestamp = first offset at or after it),
+``alter_consumer_group_offsets`` → OffsetCommit.
 
 Every call blocks for at most ``settings.KAFKA_ADMIN_TIMEOUT_S``; requests for many groups
 or partitions are issued together and awaited together.  A request the brokers do not answer in
@@ -28,7 +29,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from confluent_kafka import ConsumerGroupTopicPartitions, ConsumerGroupType, KafkaException, TopicPartition
+from confluent_kafka import (
+    ConsumerGroupTopicPartitions,
+    ConsumerGroupType,
+    IsolationLevel,
+    KafkaException,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 # One admin client and error type for the whole control plane (tenants' topic requests use it).
@@ -235,13 +242,15 @@ def committed_offsets(admin: AdminClient, group_ids: Iterable[str]
 
 
 def list_offsets(admin: AdminClient, partitions: Iterable[TopicPartitionKey],
-                 spec: OffsetSpec) -> dict[TopicPartitionKey, int]:
+                 spec: OffsetSpec, isolation_level: IsolationLevel = IsolationLevel.READ_UNCOMMITTED
+                 ) -> dict[TopicPartitionKey, int]:
     """One ListOffsets answer per partition (failed partitions are left out)."""
     request = {TopicPartition(topic, partition): spec for topic, partition in partitions}
     if not request:
         return {}
     answers = {}
-    for tp, future in admin.list_offsets(request, request_timeout=_timeout()).items():
+    for tp, future in admin.list_offsets(request, isolation_level=isolation_level,
+                                         request_timeout=_timeout()).items():
         try:
             answers[(tp.topic, tp.partition)] = _answer(future, "list offsets").offset
         except KafkaException:
@@ -256,6 +265,13 @@ def log_bounds(admin: AdminClient, partitions: Iterable[TopicPartitionKey]
     starts = list_offsets(admin, partitions, OffsetSpec.earliest())
     ends = list_offsets(admin, partitions, OffsetSpec.latest())
     return {tp: (starts[tp], ends[tp]) for tp in partitions if tp in starts and tp in ends}
+
+
+def stable_offsets(admin: AdminClient, partitions: Iterable[TopicPartitionKey]
+                   ) -> dict[TopicPartitionKey, int]:
+    """Each partition's last stable offset (ListOffsets latest, isolation_level=1): where a
+    read_committed consumer stops, below any open transaction."""
+    return list_offsets(admin, partitions, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED)
 
 
 def offsets_for_timestamp(admin: AdminClient, partitions: Iterable[TopicPartitionKey],

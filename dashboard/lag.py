@@ -80,6 +80,7 @@ class PartitionOffsets:
     committed: int | None
     log_start: int
     high_watermark: int
+    last_stable: int | None = None  # ListOffsets read_committed (LSO); None: not read
 
 
 @dataclass(frozen=True)
@@ -94,10 +95,19 @@ class PartitionLag:
     lag: int
     status: Status
     window: tuple[Commit, ...] = ()
+    last_stable: int | None = None  # the last stable offset: below it, no open transaction
 
     @property
     def uncommitted(self) -> bool:
         return self.committed is None
+
+    @property
+    def read_committed_lag(self) -> int | None:
+        """Records a read_committed consumer can read now (up to the last stable offset; an
+        open transaction's records and what follows them wait); None when the LSO is unknown."""
+        if self.last_stable is None:
+            return None
+        return partition_lag(self.committed, self.log_start, self.last_stable)
 
     @property
     def position(self) -> int:
@@ -223,7 +233,8 @@ def evaluate_group(previous: GroupLag | None, observed: Sequence[PartitionOffset
         partitions.append(PartitionLag(
             topic=offsets.topic, partition=offsets.partition, committed=offsets.committed,
             log_start=offsets.log_start, high_watermark=offsets.high_watermark, lag=lag,
-            status=partition_status(window, lag, now), window=window))
+            status=partition_status(window, lag, now), window=window,
+            last_stable=offsets.last_stable))
     total_lag = sum(p.lag for p in partitions)
     history = previous.progress if previous else ()
     progress = tuple(point for point in history if now - point[0] <= RATE_HORIZON_S)
@@ -258,6 +269,7 @@ def group_lag_to_json(group: GroupLag) -> dict:
             "topic": p.topic, "partition": p.partition, "committed": p.committed,
             "log_start": p.log_start, "high_watermark": p.high_watermark, "lag": p.lag,
             "status": p.status.name, "uncommitted": p.uncommitted,
+            "last_stable": p.last_stable, "read_committed_lag": p.read_committed_lag,
             "window": [[c.timestamp, c.offset, c.lag] for c in p.window],
         } for p in group.partitions],
     }
@@ -268,7 +280,8 @@ def group_lag_from_json(data: dict) -> GroupLag:
         partitions=tuple(PartitionLag(
             topic=p["topic"], partition=p["partition"], committed=p["committed"],
             log_start=p["log_start"], high_watermark=p["high_watermark"], lag=p["lag"],
-            status=Status[p["status"]], window=tuple(Commit(*c) for c in p["window"]))
+            status=Status[p["status"]], window=tuple(Commit(*c) for c in p["window"]),
+            last_stable=p.get("last_stable"))  # rows stored before it: unknown
             for p in data["partitions"]),
         status=Status[data["status"]], total_lag=data["total_lag"], max_lag=data["max_lag"],
         rate=data["rate"], time_lag_s=data["time_lag_s"],

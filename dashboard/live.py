@@ -67,7 +67,10 @@ def group_detail(row: ConsumerGroupLag) -> dict[str, Any]:
     partition without a commit (``committed`` null, lag from the log start)."""
     partitions = [{**{key: p[key] for key in ("topic", "partition", "committed", "log_start",
                                               "high_watermark", "lag", "status")},
-                   "uncommitted": p.get("uncommitted", False)}  # rows stored before it: False
+                   "uncommitted": p.get("uncommitted", False),  # rows stored before it: False
+                   # read_committed consumers stop at the last stable offset (null: not read)
+                   "last_stable": p.get("last_stable"),
+                   "read_committed_lag": p.get("read_committed_lag")}
                   for p in row.lag.get("partitions", [])]
     return {**group_summary(row), "assignor": row.assignor, "group_epoch": row.group_epoch,
             "assignment_epoch": row.assignment_epoch,

@@ -37,6 +37,7 @@ class ClusterSnapshot:
     committed: dict[str, dict[kafka.TopicPartitionKey, int]]
     bounds: Bounds
     types: dict[str, str] = field(default_factory=dict)  # ListGroups v5: classic / consumer
+    stable: dict[kafka.TopicPartitionKey, int] = field(default_factory=dict)  # last stable offsets
 
 
 def split_name(physical: str) -> tuple[str, str]:
@@ -54,18 +55,23 @@ def read_cluster(admin: kafka.AdminClient, slugs: set[str]) -> ClusterSnapshot:
     for offsets in committed.values():
         partitions.update(offsets)
     return ClusterSnapshot(kafka.describe_groups(admin, group_ids), committed,
-                           kafka.log_bounds(admin, sorted(partitions)), types)
+                           kafka.log_bounds(admin, sorted(partitions)), types,
+                           kafka.stable_offsets(admin, sorted(partitions)))
 
 
 def observed_offsets(committed: dict[kafka.TopicPartitionKey, int], bounds: Bounds,
-                     assigned: set[kafka.TopicPartitionKey], slug: str) -> list[PartitionOffsets]:
+                     assigned: set[kafka.TopicPartitionKey], slug: str,
+                     stable: dict[kafka.TopicPartitionKey, int] | None = None
+                     ) -> list[PartitionOffsets]:
     """Every partition of the topics a group consumes (it committed on one of their partitions,
     or a member is assigned one), names without the tenant prefix; a partition without a commit
     has ``committed`` None (its lag counts from the log start).  Partitions whose offsets could
     not be read are left out."""
     topics = {topic for topic, _ in committed} | {topic for topic, _ in assigned}
     partitions = set(committed) | {tp for tp in bounds if tp[0] in topics}
-    return [PartitionOffsets(split_name(t)[1], p, committed.get((t, p)), *bounds[(t, p)])
+    stable = stable or {}
+    return [PartitionOffsets(split_name(t)[1], p, committed.get((t, p)), *bounds[(t, p)],
+                             last_stable=stable.get((t, p)))
             for t, p in sorted(partitions) if split_name(t)[0] == slug and (t, p) in bounds]
 
 
@@ -111,7 +117,7 @@ def store_tenant(tenant: Tenant, cluster: ClusterSnapshot, now: datetime) -> lis
         assigned = {tp for member in description.members for tp in member.assignment} \
             if description else set()
         observed = observed_offsets(cluster.committed.get(physical, {}), cluster.bounds,
-                                    assigned, slug)
+                                    assigned, slug, cluster.stable)
         state = evaluate_group(group_lag_from_json(prior.lag) if prior and prior.lag else None,
                                observed, bool(description and description.active), now.timestamp())
         rows.append(ConsumerGroupLag(

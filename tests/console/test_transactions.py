@@ -275,3 +275,18 @@ def test_openapi_documents_transactions_without_warnings(tmp_path: Path) -> None
     assert "/api/v1/tenants/{tenant_slug}/transactions/{transactional_id}/abort/:" in schema
     for name in ("producer_epoch", "hanging", "coordinator", "age_s"):
         assert f"{name}:" in schema
+
+
+def test_read_committed_lag_stops_at_the_last_stable_offset() -> None:
+    from dashboard.lag import PartitionOffsets, evaluate_group, group_lag_from_json, group_lag_to_json
+    observed = [PartitionOffsets("orders", 0, 10, 0, 50, last_stable=30),
+                PartitionOffsets("orders", 1, None, 5, 20, last_stable=5),
+                PartitionOffsets("orders", 2, 10, 0, 50)]  # LSO not read
+    group = evaluate_group(None, observed, True, now=1000.0)
+    assert [(p.lag, p.read_committed_lag) for p in group.partitions] == [(40, 20), (15, 0), (40, None)]
+    stored = group_lag_to_json(group)
+    assert [p["read_committed_lag"] for p in stored["partitions"]] == [20, 0, None]
+    assert group_lag_from_json(stored) == group
+    for p in stored["partitions"]:  # rows stored before the LSO was read
+        del p["last_stable"], p["read_committed_lag"]
+    assert all(p.read_committed_lag is None for p in group_lag_from_json(stored).partitions)

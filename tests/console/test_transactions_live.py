@@ -10,6 +10,7 @@ from confluent_kafka import IsolationLevel, KafkaException, Producer, TopicParti
 from confluent_kafka.admin import AdminClient, OffsetSpec
 from django.test import Client
 
+from dashboard import kafka, snapshots
 from tenants.models import AuditEvent, Tenant
 
 from .kafka_helpers import client_config, create_topic
@@ -33,10 +34,20 @@ def _listed(client: Client) -> list[dict]:
     return response.json()["transactions"]
 
 
+def _group_lags(client: Client) -> list[tuple[int, int, int]]:
+    """A snapshot, then the group's partitions in the REST API: (lag, last stable offset,
+    read_committed lag)."""
+    snapshots.snapshot_all()
+    group = client.get("/api/v1/tenants/acme/consumer-groups/billing/").json()
+    return [(p["lag"], p["last_stable"], p["read_committed_lag"]) for p in group["partitions"]]
+
+
 def test_open_transaction_is_listed_and_aborted_by_an_operator(
         kafka_broker, acme: Tenant, operator_client: Client) -> None:  # type: ignore[no-untyped-def]
     bootstrap = kafka_broker.bootstrap
     create_topic(bootstrap, "acme.orders", 2)
+    kafka.alter_offsets(kafka.admin_client(), "acme.billing", {("acme.orders", 0): 0,
+                                                               ("acme.orders", 1): 0})
     producer = Producer({**client_config(bootstrap), "transactional.id": "acme.orders-tx",
                          "transaction.timeout.ms": 120000})
     producer.init_transactions(30)
@@ -52,6 +63,9 @@ def test_open_transaction_is_listed_and_aborted_by_an_operator(
         "orders-tx", "Ongoing", [["orders", 0], ["orders", 1]], 120000)
     assert txn["age_s"] is not None and not txn["hanging"]
     assert _stable_offsets(bootstrap) == [0, 0]  # the open transaction holds the LSO
+    assert _group_lags(operator_client) == [(3, 0, 0), (3, 0, 0)]  # (lag, LSO, read_committed)
+    page = operator_client.get("/t/acme/consumer-groups/billing/").content.decode()
+    assert page.count('<td data-field="read_committed_lag">0</td>') == 2
 
     response = operator_client.post(
         "/api/v1/tenants/acme/transactions/orders-tx/abort/",
@@ -69,5 +83,6 @@ def test_open_transaction_is_listed_and_aborted_by_an_operator(
     while _stable_offsets(bootstrap) != [4, 4] and time.monotonic() < deadline:
         time.sleep(0.3)
     assert _stable_offsets(bootstrap) == [4, 4]
+    assert _group_lags(operator_client) == [(4, 4, 4), (4, 4, 4)]
     with pytest.raises(KafkaException):  # the hanging producer was fenced
         producer.commit_transaction(15)

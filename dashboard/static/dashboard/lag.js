@@ -136,6 +136,7 @@
         const committed = cell(row, p.uncommitted ? "none (from log start)" : p.committed);
         if (p.uncommitted) committed.title = "no commit: lag counted from the log start";
         [p.log_start, p.high_watermark, p.lag].forEach((value) => cell(row, value));
+        cell(row, p.read_committed_lag ?? "–").dataset.field = "read_committed_lag";
         setStatus(cell(row, ""), p.status);
       }
       renderMembers(message);
