@@ -150,6 +150,9 @@ def abort_transaction(actor: Actor, tenant: Tenant, transactional_id: str, produ
     address, described = _find(physical_id, admin)
     if described.state not in OPEN_STATES:
         raise ValidationError(f"The transaction is no longer open ({described.state}).")
+    if described.state != "Ongoing":  # the coordinator is already writing its markers
+        raise ValidationError(f"The transaction is already ending ({described.state}); its "
+                              f"coordinator completes it.")
     if (described.producer_id, described.producer_epoch) != (producer_id, producer_epoch):
         raise ValidationError("The transactional id has a newer producer epoch: nothing aborted.")
     record(actor, tenant, "transaction.abort", physical_id, producer_id=producer_id,

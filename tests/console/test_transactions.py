@@ -217,6 +217,11 @@ def test_abort_names_the_producer_epoch_and_is_audited(cluster: FakeCluster, acm
     assert event.details["partitions"] == ["acme.orders-0", "acme.orders-1"]
     again = client.post(url, {"producer_id": 7, "producer_epoch": 2}, content_type="application/json")
     assert again.status_code == 409  # now PrepareAbort with epoch 3: not the one named
+    cluster.txns["acme.done-tx"] = replace(cluster.txns["acme.done-tx"], state="PrepareCommit")
+    committing = client.post("/api/v1/tenants/acme/transactions/done-tx/abort/",
+                             {"producer_id": 8, "producer_epoch": 0}, content_type="application/json")
+    assert committing.status_code == 409 and "already ending" in committing.json()["detail"]
+    assert cluster.inits == [("acme.orders-tx", 7, 2)]
     missing = client.post("/api/v1/tenants/acme/transactions/nope/abort/",
                           {"producer_id": 1, "producer_epoch": 0}, content_type="application/json")
     assert missing.status_code == 409
@@ -240,6 +245,8 @@ def test_read_only_users_and_other_tenants_cannot_abort(cluster: FakeCluster, ac
                           {**body, "confirm": "orders-tx"}).status_code == 403
     page = read_only.get("/t/acme/transactions/").content.decode()
     assert 'data-transactional-id="orders-tx"' in page and "Abort…" not in page
+    confirm = read_only.get("/t/acme/transactions/orders-tx/abort/?producer_id=7&producer_epoch=2")
+    assert 'name="confirm"' not in confirm.content.decode()
     other = admin_client_for(globex)
     assert other.post("/api/v1/tenants/acme/transactions/orders-tx/abort/", body,
                       content_type="application/json").status_code == 404
