@@ -4,9 +4,10 @@
 On every change: the topic-level defaults in force (``retention.ms`` from
 ``log.retention.*``, ``max.message.bytes`` from ``message.max.bytes``, …) are recomputed and
 pushed to every hosted log whose topic does not override them, and
-``follower.replication.throttled.rate`` resets the follower fetch throttle.  A layer that
-does not validate (written by hand into ZooKeeper) is logged and ignored as a whole: the
-broker keeps what it had, as Kafka skips an invalid dynamic update.
+``follower.replication.throttled.rate`` resets the follower fetch throttle.  A key that
+does not validate (written by hand into ZooKeeper: not dynamic, a bad value, a log default no
+log could use) is logged and left out, and the rest of its layer applies, as Kafka's
+DynamicBrokerConfig drops only the invalid keys of a persisted update.
 
 Not thread-safe: the loop thread only.
 """
@@ -28,6 +29,24 @@ log = logging.getLogger(__name__)
 THROTTLED_RATE_KEY = "follower.replication.throttled.rate"
 
 
+def valid_keys(layer: dict[str, str], static: dict[str, str], other_layer: dict[str, str],
+               which: str) -> dict[str, str]:
+    """The keys of ``layer`` that validate, each checked together with those kept before it
+    (sorted, so the outcome does not depend on ZooKeeper's key order); the others are
+    logged and dropped."""
+    kept: dict[str, str] = {}
+    for name in sorted(layer):
+        candidate = {**kept, name: layer[name]}
+        try:
+            rules.validate_layer(candidate, static, other_layer)
+        except rules.InvalidBrokerConfig as exc:
+            log.warning("ignoring dynamic broker config %s=%r (%s layer): %s", name,
+                        layer[name], which, exc)
+            continue
+        kept = candidate
+    return kept
+
+
 class LiveBrokerConfigs:
     """The two dynamic layers and what they changed on this broker."""
 
@@ -41,14 +60,9 @@ class LiveBrokerConfigs:
         return dict(self._broker.config.static_props)
 
     def changed(self, default_layer: dict[str, str], own_layer: dict[str, str]) -> None:
-        try:
-            rules.validate_layer(default_layer, self.static, {})
-            rules.validate_layer(own_layer, self.static, default_layer)
-        except rules.InvalidBrokerConfig as exc:
-            log.warning("ignoring dynamic broker config %r / %r: %s", default_layer, own_layer,
-                        exc)
-            return
-        self.default_layer, self.own_layer = dict(default_layer), dict(own_layer)
+        default_layer = valid_keys(default_layer, self.static, {}, "<default>")
+        own_layer = valid_keys(own_layer, self.static, default_layer, "per-broker")
+        self.default_layer, self.own_layer = default_layer, own_layer
         self._apply_log_defaults()
         self._apply_throttle()
 

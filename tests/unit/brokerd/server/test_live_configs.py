@@ -1,5 +1,6 @@
 """brokerd.server.live_configs: a dynamic broker config change reaches every hosted log
-(topic overrides still win), resets the follower throttle, and an invalid layer is ignored."""
+(topic overrides still win), resets the follower throttle, and only the invalid keys of a layer are
+skipped."""
 
 from __future__ import annotations
 
@@ -53,11 +54,20 @@ def test_the_follower_throttle_follows_the_layers() -> None:
     assert broker.rates == [1000.0, 0.0]  # Long.MAX_VALUE is Kafka's "no limit"
 
 
-def test_an_invalid_layer_changes_nothing() -> None:
+def test_only_the_invalid_keys_of_a_layer_are_skipped() -> None:
     broker = _Broker()
     live = LiveBrokerConfigs(broker)  # type: ignore[arg-type]
     before = broker.default_log_config
-    live.changed({"log.retention.ms": "soon"}, {})
-    live.changed({}, {"listeners": "PLAINTEXT://0.0.0.0:1"})
-    assert broker.default_log_config is before and broker.applied == {} and broker.rates == []
+    live.changed({"log.retention.ms": "soon"}, {"listeners": "PLAINTEXT://0.0.0.0:1"})
+    assert broker.default_log_config == before and broker.applied == {}
     assert (live.default_layer, live.own_layer) == ({}, {})
+    live.changed({"log.retention.ms": "soon", "message.max.bytes": "3000",
+                  "follower.replication.throttled.rate": "500"},
+                 {"listeners": "PLAINTEXT://0.0.0.0:1", "log.retention.ms": "60000",
+                  "log.cleaner.threads": "0"})
+    assert live.default_layer == {"message.max.bytes": "3000",
+                                  "follower.replication.throttled.rate": "500"}
+    assert live.own_layer == {"log.retention.ms": "60000"}
+    assert broker.applied["plain"].max_message_bytes == 3000
+    assert broker.applied["plain"].retention_ms == 60_000
+    assert broker.rates[-1] == 500.0
