@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from django.core.management import call_command
@@ -24,19 +25,21 @@ from kio.schema.request_header.v2.header import RequestHeader
 from kio.schema.response_header.v1.header import ResponseHeader
 from kio.schema.types import ProducerId, TopicName, TransactionalId
 from kio.serial import entity_reader, entity_writer
-from kio.static.primitive import i16, i32, i32Timedelta
+from kio.static.primitive import TZAware, i16, i32, i32Timedelta
+from kio.static.protocol import Entity
 
 from dashboard import kafka
 from dashboard import txn_wire as wire
 from dashboard.transactions import open_transaction
 from tenants.models import AuditEvent, Principal, Tenant
 
-REQUESTS = {66: list_request.ListTransactionsRequest,
-            65: describe_request.DescribeTransactionsRequest,
-            22: init_request.InitProducerIdRequest}
+REQUESTS: dict[int, type[Entity]] = {66: list_request.ListTransactionsRequest,
+                                     65: describe_request.DescribeTransactionsRequest,
+                                     22: init_request.InitProducerIdRequest}
 
 
-def _parsed(data: bytes) -> tuple[RequestHeader, object]:
+def _parsed(data: bytes) -> tuple[RequestHeader, Any]:
+    """The header and the request body, of the type its API key names (hence Any)."""
     payload = memoryview(data[4:])
     assert int.from_bytes(data[:4], "big") == len(payload)
     header, header_size = entity_reader(RequestHeader)(payload, 0)
@@ -45,7 +48,7 @@ def _parsed(data: bytes) -> tuple[RequestHeader, object]:
     return header, body
 
 
-def _written(correlation_id: int, response: object) -> bytes:
+def _written(correlation_id: int, response: Entity) -> bytes:
     buffer = io.BytesIO()
     entity_writer(ResponseHeader)(buffer, ResponseHeader(correlation_id=i32(correlation_id)))
     entity_writer(type(response))(buffer, response)
@@ -123,7 +126,10 @@ class FakeCluster:
                 error_code=error if broker == 1 else ErrorCode.not_coordinator,
                 transactional_id=TransactionalId(tid), transaction_state=t.state,
                 transaction_timeout=i32Timedelta.parse(timedelta(milliseconds=t.timeout_ms)),
-                transaction_start_time=datetime.fromtimestamp(max(t.start_ms, 0) / 1000, UTC),
+                # kio's TZAware predicate wants whole seconds; the wire (and Kafka) carry
+                # milliseconds, which its writer serializes as they are.
+                transaction_start_time=cast(TZAware, datetime.fromtimestamp(
+                    max(t.start_ms, 0) / 1000, UTC)),
                 producer_id=ProducerId(t.producer_id), producer_epoch=i16(t.producer_epoch),
                 topics=tuple(describe_response.TopicData(
                     topic=TopicName(topic), partitions=tuple(i32(p) for p in ps))
