@@ -142,7 +142,9 @@ class Broker:
         self._housekeeping = loop.create_task(self._housekeeper.run())
         self.metering.start()
         if self.config.log_cleaner_enable:
-            self._cleaner = CleanerLoop(self.log_manager, self.config.log_cleaner_backoff_ms / 1000)
+            self._cleaner = CleanerLoop(self.log_manager, self.config.log_cleaner_backoff_ms / 1000,
+                                        threads=self.live_configs.cleaner_threads)
+            self.live_configs.on_cleaner_threads = self._cleaner.set_threads
             self._cleaner.start()
         log.info("broker %d serving on %s", self.config.broker_id,
                  ", ".join(endpoint.url for endpoint in self.config.listeners))

@@ -12,7 +12,7 @@ static ``log.retention.ms``.
 The dynamic keys are the ones a broker here applies live: the ``log.*`` defaults every
 topic without its own override inherits (retention, segments, flush, cleanup policy,
 ``message.max.bytes``, ``min.insync.replicas``, …), the replication throttles and
-``log.cleaner.threads`` (accepted and shown; one cleaning runs at a time here anyway).
+``log.cleaner.threads`` (the number of logs cleaned at once, resized live).
 Anything else (listeners, ``broker.rack``, ``log.dirs``) is read-only: altering it is
 refused with INVALID_REQUEST, as Kafka does.
 """
@@ -86,7 +86,7 @@ CATALOG: dict[str, ConfigKey] = _keys(
     ConfigKey("log.cleaner.min.cleanable.ratio", DOUBLE, "0.5", "The minimum ratio of dirty "
               "log to total log for a log to be eligible for cleaning."),
     ConfigKey("log.cleaner.threads", INT, "1", "The number of background threads to use for "
-              "log cleaning (this broker cleans one log at a time whatever the value)."),
+              "log cleaning: up to this many logs are cleaned at once."),
     ConfigKey("log.cleaner.backoff.ms", LONG, "15000", "The amount of time to sleep when "
               "there are no logs to clean.", dynamic=False),
     ConfigKey("follower.replication.throttled.rate", LONG, LONG_MAX, "The bytes per second "

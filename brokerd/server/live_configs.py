@@ -3,8 +3,9 @@
 
 On every change: the topic-level defaults in force (``retention.ms`` from
 ``log.retention.*``, ``max.message.bytes`` from ``message.max.bytes``, …) are recomputed and
-pushed to every hosted log whose topic does not override them, and
-``follower.replication.throttled.rate`` resets the follower fetch throttle.  A key that
+pushed to every hosted log whose topic does not override them,
+``follower.replication.throttled.rate`` resets the follower fetch throttle, and
+``log.cleaner.threads`` resizes the cleaner pool.  A key that
 does not validate (written by hand into ZooKeeper: not dynamic, a bad value, a log default no
 log could use) is logged and left out, and the rest of its layer applies, as Kafka's
 DynamicBrokerConfig drops only the invalid keys of a persisted update.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from brokerd.server import broker_configs as rules
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 THROTTLED_RATE_KEY = "follower.replication.throttled.rate"
+CLEANER_THREADS_KEY = "log.cleaner.threads"
 
 
 def valid_keys(layer: dict[str, str], static: dict[str, str], other_layer: dict[str, str],
@@ -54,10 +57,18 @@ class LiveBrokerConfigs:
         self._broker = broker
         self.default_layer: dict[str, str] = {}
         self.own_layer: dict[str, str] = {}
+        # the cleaner pool's resize (``CleanerLoop.set_threads``) once it runs
+        self.on_cleaner_threads: Callable[[int], None] | None = None
 
     @property
     def static(self) -> dict[str, str]:
         return dict(self._broker.config.static_props)
+
+    @property
+    def cleaner_threads(self) -> int:
+        """``log.cleaner.threads`` in force (per-broker over default over static)."""
+        return int(rules.effective_props(self.static, self.default_layer, self.own_layer)
+                   .get(CLEANER_THREADS_KEY, "1"))
 
     def changed(self, default_layer: dict[str, str], own_layer: dict[str, str]) -> None:
         default_layer = valid_keys(default_layer, self.static, {}, "<default>")
@@ -65,6 +76,8 @@ class LiveBrokerConfigs:
         self.default_layer, self.own_layer = default_layer, own_layer
         self._apply_log_defaults()
         self._apply_throttle()
+        if self.on_cleaner_threads is not None:
+            self.on_cleaner_threads(self.cleaner_threads)
 
     def _apply_log_defaults(self) -> None:
         broker = self._broker

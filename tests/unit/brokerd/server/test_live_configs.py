@@ -71,3 +71,15 @@ def test_only_the_invalid_keys_of_a_layer_are_skipped() -> None:
     assert broker.applied["plain"].max_message_bytes == 3000
     assert broker.applied["plain"].retention_ms == 60_000
     assert broker.rates[-1] == 500.0
+
+
+def test_log_cleaner_threads_resize_the_cleaner_pool() -> None:
+    broker = _Broker()
+    live = LiveBrokerConfigs(broker)  # type: ignore[arg-type]
+    sizes: list[int] = []
+    live.on_cleaner_threads = sizes.append
+    assert live.cleaner_threads == 1
+    live.changed({"log.cleaner.threads": "2"}, {})
+    live.changed({"log.cleaner.threads": "2"}, {"log.cleaner.threads": "4"})
+    live.changed({}, {})
+    assert sizes == [2, 4, 1]
