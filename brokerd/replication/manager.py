@@ -23,6 +23,7 @@ from pathlib import Path
 from brokerd.protocol import ErrorCode
 from brokerd.replication.fetcher import FetcherManager, FetchSettings
 from brokerd.replication.isr_store import IsrStore
+from brokerd.replication.leader_throttle import LeaderThrottle
 from brokerd.replication.partition import Partition
 from brokerd.storage import LogConfig, LogManager
 
@@ -57,6 +58,7 @@ class ReplicaManager:
         self.broker_id = broker_id
         self.log_manager = log_manager
         self.fetchers = fetchers or FetcherManager(FetchSettings(broker_id), lambda _: None)
+        self.leader_throttle = LeaderThrottle()  # leader.replication.throttled.rate
         self.lag_time_max_ms = lag_time_max_ms
         self.isr_store: IsrStore | None = None
         self._is_live = is_live

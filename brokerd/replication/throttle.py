@@ -1,4 +1,6 @@
-"""``follower.replication.throttled.rate``: a byte budget for throttled replica fetches.
+"""``follower.replication.throttled.rate`` and ``leader.replication.throttled.rate``: a byte
+budget for throttled replica fetches (the follower's, and the leader's answers to them:
+:mod:`brokerd.replication.leader_throttle`).
 
 Kafka throttles only the partitions being moved (this broker is one of the topic's
 ``adding_replicas``) so a reassignment cannot starve ordinary replication.  A token bucket
@@ -30,6 +32,10 @@ class ByteRateLimit:
             return wanted
         self._refill(now)
         return max(0, min(wanted, int(self._tokens)))
+
+    def exhausted(self, now: float) -> bool:
+        """Nothing left to spend (Kafka's ``isQuotaExceeded``); never when unlimited."""
+        return self.allowance(now, 1) == 0
 
     def charge(self, nbytes: int, now: float) -> None:
         if self.rate > 0:

@@ -4,7 +4,8 @@
 On every change: the topic-level defaults in force (``retention.ms`` from
 ``log.retention.*``, ``max.message.bytes`` from ``message.max.bytes``, …) are recomputed and
 pushed to every hosted log whose topic does not override them,
-``follower.replication.throttled.rate`` resets the follower fetch throttle, and
+``follower.replication.throttled.rate`` and ``leader.replication.throttled.rate`` reset the
+follower fetch throttle and the leader's (:mod:`brokerd.replication.leader_throttle`), and
 ``log.cleaner.threads`` resizes the cleaner pool.  A key that
 does not validate (written by hand into ZooKeeper: not dynamic, a bad value, a log default no
 log could use) is logged and left out, and the rest of its layer applies, as Kafka's
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 THROTTLED_RATE_KEY = "follower.replication.throttled.rate"
+LEADER_THROTTLED_RATE_KEY = "leader.replication.throttled.rate"
 CLEANER_THREADS_KEY = "log.cleaner.threads"
 
 
@@ -92,8 +94,11 @@ class LiveBrokerConfigs:
                                          if value != LogConfig().to_props().get(key)})
 
     def _apply_throttle(self) -> None:
-        value = {**self.default_layer, **self.own_layer}.get(THROTTLED_RATE_KEY, "0")
-        rate = float(value)
-        if rate >= float(rules.LONG_MAX):
-            rate = 0.0  # Kafka's "no limit"
-        self._broker.replicas.fetchers.throttle.set_rate(rate, time.monotonic())
+        now = time.monotonic()
+        replicas = self._broker.replicas
+        replicas.fetchers.throttle.set_rate(self._rate(THROTTLED_RATE_KEY), now)
+        replicas.leader_throttle.limit.set_rate(self._rate(LEADER_THROTTLED_RATE_KEY), now)
+
+    def _rate(self, key: str) -> float:
+        rate = float({**self.default_layer, **self.own_layer}.get(key, "0"))
+        return 0.0 if rate >= float(rules.LONG_MAX) else rate  # Long.MAX_VALUE: Kafka's "no limit"

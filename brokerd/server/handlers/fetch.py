@@ -42,6 +42,12 @@ lowered to the quota's per-response cap, the log is read, and the response bytes
 charged; if that throttles, the answer is again empty (the bytes are taken back, so only
 delivered bytes count) and the connection is muted.  A throttled answer changes no
 session state except the epoch (as in Kafka): what it left out stays pending.
+
+Leader replication throttle (``leader.replication.throttled.rate``, rules in
+:mod:`brokerd.replication.leader_throttle`): a follower not in the ISR fetching a partition
+its topic lists in ``leader.replication.throttled.replicas`` gets no records for it while
+the leader's shared budget is spent (the partition stays pending, so it is fetched again);
+the answered bytes of throttled partitions are charged to that budget.
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ from brokerd.replication.fetch_sessions import (
     classify,
     next_epoch,
 )
+from brokerd.replication.leader_throttle import is_throttled
 from brokerd.replication.rules import epoch_error
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
@@ -133,6 +140,7 @@ class _FetchRound:
     total_bytes: int = 0
     has_error: bool = False
     sent: list[tuple[str, int]] = field(default_factory=list)  # (topic, bytes): metrics
+    throttled_bytes: int = 0  # of partitions under the leader's replication throttle
 
     def read(self, items: list[_Wanted]) -> list[_Read]:
         remaining = max(self.body["max_bytes"], 0)
@@ -161,6 +169,13 @@ class _FetchRound:
             return _Read(item, answer, 0, False)
         limit = min(max(wanted["partition_max_bytes"], 0), remaining)
         readable_end = hosted.readable_end(for_replica=replica_id >= 0)
+        leader_throttle = self.broker.replicas.leader_throttle
+        throttled = replica_id >= 0 and leader_throttle.active and self._leader_throttled(hosted)
+        if throttled and leader_throttle.holds_back(
+                True, replica_id in hosted.isr, time.monotonic()):
+            # Kafka leaves it out of the answer: the follower fetches it again later
+            answer = _empty(wanted["partition"], ErrorCode.NONE, hosted)
+            return _Read(item, answer, 0, wanted["fetch_offset"] < readable_end)
         read_committed = replica_id < 0 and self.body["isolation_level"] == READ_COMMITTED
         try:
             if read_committed:
@@ -186,7 +201,15 @@ class _FetchRound:
                                                                readable_end)]
             self.total_bytes += nbytes
             self.sent.append((item.topic, nbytes))
+            if throttled:
+                self.throttled_bytes += nbytes
         return _Read(item, answer, nbytes, wanted["fetch_offset"] < readable_end)
+
+
+    def _leader_throttled(self, hosted: Partition) -> bool:
+        metadata = self.broker.cache.topics.get(hosted.topic)
+        return metadata is not None and is_throttled(metadata.config, hosted.index,
+                                                     self.broker.config.broker_id)
 
 
 def refusal(hosted: Partition, wanted: dict[str, Any], replica_id: int) -> ErrorCode:
@@ -442,6 +465,8 @@ async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
             handler_time_ms=handler_s * 1000)
         if throttle_ms > 0:  # Kafka: a throttled fetch carries no data
             return _response([], throttle_ms, context.throttled_session_id)
+    else:  # only the answered round's bytes are charged, as Kafka does
+        broker.replicas.leader_throttle.record(fetch_round.throttled_bytes, time.monotonic())
     for topic, nbytes in fetch_round.sent:  # only the round that is answered counts
         broker.probe.bytes_out(topic, nbytes)
     if quoted:  # consumers only: follower fetches are replication, not billed

@@ -27,7 +27,10 @@ class _Broker:
         self.replicas = SimpleNamespace(
             update_config=lambda name, config: self.applied.__setitem__(name, config),
             fetchers=SimpleNamespace(throttle=SimpleNamespace(
-                set_rate=lambda rate, now: self.rates.append(rate))))
+                set_rate=lambda rate, now: self.rates.append(rate))),
+            leader_throttle=SimpleNamespace(limit=SimpleNamespace(
+                set_rate=lambda rate, now: self.leader_rates.append(rate))))
+        self.leader_rates: list[float] = []
 
     def log_config_for(self, topic_config: dict[str, Any]) -> LogConfig:
         return self.default_log_config.with_overrides(topic_config)
@@ -45,13 +48,16 @@ def test_log_defaults_reach_every_log_and_topic_overrides_still_win() -> None:
         {"log.retention.ms": "60000"}, {"message.max.bytes": "2000"})
 
 
-def test_the_follower_throttle_follows_the_layers() -> None:
+def test_the_replication_throttles_follow_the_layers() -> None:
     broker = _Broker()
     live = LiveBrokerConfigs(broker)  # type: ignore[arg-type]
     live.changed({"follower.replication.throttled.rate": "1000"}, {})
     live.changed({"follower.replication.throttled.rate": "1000"},
                  {"follower.replication.throttled.rate": str(2**63 - 1)})
     assert broker.rates == [1000.0, 0.0]  # Long.MAX_VALUE is Kafka's "no limit"
+    assert broker.leader_rates == [0.0, 0.0]
+    live.changed({"leader.replication.throttled.rate": "300"}, {})
+    assert broker.leader_rates[-1] == 300.0 and broker.rates[-1] == 0.0
 
 
 def test_only_the_invalid_keys_of_a_layer_are_skipped() -> None:
