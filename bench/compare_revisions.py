@@ -47,8 +47,9 @@ def checkout(revision: str, into: Path) -> Path:
     return into
 
 
-def measure(source: Path) -> dict[str, dict[str, Any]]:
-    """Every phase once against a fresh broker started from ``source``."""
+def measure(source: Path, scale: float = 1.0) -> dict[str, dict[str, Any]]:
+    """Every phase once against a fresh broker started from ``source``; ``scale``
+    multiplies the record counts (more records, finer CPU figures)."""
     cluster = Cluster.start(source=source)
     figures: dict[str, dict[str, Any]] = {}
     try:
@@ -58,7 +59,7 @@ def measure(source: Path) -> dict[str, dict[str, Any]]:
             extra = ["--batch-bytes", str(batch_bytes)] if batch_bytes else []
             figures[name] = run_client("bench.throughput_client", [
                 "produce", "--bootstrap", cluster.bootstrap, "--topic", topic,
-                "--size", str(RECORD_BYTES), "--count", str(count),
+                "--size", str(RECORD_BYTES), "--count", str(int(count * scale)),
                 "--max-seconds", str(MAX_SECONDS), "--broker-pid", str(cluster.broker_pid),
                 *extra], timeout_s=MAX_SECONDS * 3)
         figures["consume 1 KiB"] = run_client("bench.throughput_client", [
@@ -101,6 +102,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("base")
     parser.add_argument("head", nargs="?", default="HEAD")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="multiply every phase's record count (CPU is read in 10 ms ticks)")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="compare-"))
     sources = {args.base: checkout(args.base, workdir / "base"),
@@ -110,7 +113,7 @@ def main(argv: list[str]) -> int:
         for round_number in range(args.rounds):
             for revision, source in sources.items():
                 print(f"round {round_number + 1}: {revision}", flush=True)
-                runs[revision].append(measure(source))
+                runs[revision].append(measure(source, args.scale))
     finally:
         for source in sources.values():
             subprocess.run(["git", "worktree", "remove", "--force", str(source)],
