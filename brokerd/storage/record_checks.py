@@ -12,8 +12,9 @@ Two checks are per record, as in Kafka's ``LogValidator``:
   (INVALID_TIMESTAMP).
 
 Only a leader's appends are checked: a follower must not refuse what its leader accepted
-because the two clocks differ.  Each record gets at most one error, the key's first.  The partition's error code is
-INVALID_TIMESTAMP when any record has a bad timestamp, else INVALID_RECORD, with Kafka's
+because the two clocks differ.  Each record gets at most one error, the key's first.  The
+partition's error code is INVALID_TIMESTAMP when any record has a bad timestamp, else
+INVALID_RECORD, with Kafka's
 summary message.  Indexes count records across the batches of one partition's data
 (clients send one batch, for which this is exactly Kafka's numbering).
 
