@@ -140,11 +140,11 @@ class BrokerConfig:
     # Compaction: Kafka's log.cleaner.enable and log.cleaner.backoff.ms (idle sleep).
     log_cleaner_enable: bool = True
     log_cleaner_backoff_ms: int = 15_000
-    # Usage metering (docs/brokerd.md, "Metering"): how often usage is appended to __usage
-    # (the window stays one minute) and the partition count __usage is created with.
     # Kafka's log.retention.check.interval.ms (Kafka: 5 min; 30 s here because a check of an
     # idle log is a handful of comparisons).
     log_retention_check_interval_ms: int = 30_000
+    # Usage metering (docs/brokerd.md, "Metering"): how often usage is appended to __usage
+    # (the window stays one minute) and the partition count __usage is created with.
     metering_flush_interval_ms: int = 60_000
     metering_topic_num_partitions: int = 12
     # Replication (docs/brokerd.md, "Replication"), Kafka's keys and defaults.  Followers
@@ -307,10 +307,10 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         max_connections_per_ip=_as_int(props, "max.connections.per.ip", 2_147_483_647),
         connections_max_idle_ms=_as_int(props, "connections.max.idle.ms", 600_000),
         connections_max_reauth_ms=_as_int(props, "connections.max.reauth.ms", 0),
-        metering_flush_interval_ms=_as_int(props, "metering.flush.interval.ms", 60_000),
-        metering_topic_num_partitions=_as_int(props, "metering.topic.num.partitions", 12),
         log_retention_check_interval_ms=_as_int(props, "log.retention.check.interval.ms",
                                                 30_000),
+        metering_flush_interval_ms=_as_int(props, "metering.flush.interval.ms", 60_000),
+        metering_topic_num_partitions=_as_int(props, "metering.topic.num.partitions", 12),
         inter_broker_listener_name=props.get("inter.broker.listener.name", "PLAINTEXT"),
         replica_lag_time_max_ms=_as_int(props, "replica.lag.time.max.ms", 30_000),
         replica_fetch_wait_max_ms=_as_int(props, "replica.fetch.wait.max.ms", 500),
@@ -345,12 +345,12 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
     tls = [e.url for e in listeners if e.name in ("SSL", "SASL_SSL")]
     if tls and config.ssl_keystore_location is None:
         raise ConfigError(f"ssl.keystore.location is required by {', '.join(tls)}")
+    if config.log_retention_check_interval_ms < 1:
+        raise ConfigError("log.retention.check.interval.ms must be >= 1")
     if config.connections_max_reauth_ms < 0 or invalid_prefixed_values(props):
         raise ConfigError("connections.max.reauth.ms (also listener.name.<listener>.<mechanism>."
                           f"connections.max.reauth.ms) must be >= 0: "
                           f"{invalid_prefixed_values(props) or config.connections_max_reauth_ms}")
-    if config.log_retention_check_interval_ms < 1:
-        raise ConfigError("log.retention.check.interval.ms must be >= 1")
     if config.max_connections_per_ip < 1 or config.connections_max_idle_ms < 1:
         raise ConfigError("max.connections.per.ip and connections.max.idle.ms must be >= 1")
     if config.metering_flush_interval_ms < 1 or config.metering_topic_num_partitions < 1:
