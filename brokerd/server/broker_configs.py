@@ -92,7 +92,8 @@ CATALOG: dict[str, ConfigKey] = _keys(
     ConfigKey("follower.replication.throttled.rate", LONG, LONG_MAX, "The bytes per second "
               "a follower may fetch for the replicas listed as throttled on their topics."),
     ConfigKey("leader.replication.throttled.rate", LONG, LONG_MAX, "The bytes per second a "
-              "leader may serve to throttled followers (enforced on the follower side here)."),
+              "leader may serve to out-of-sync followers of the replicas listed in "
+              "leader.replication.throttled.replicas on their topics."),
     ConfigKey("broker.rack", STRING, None, "Rack of the broker, used for rack-aware replica "
               "placement and fetching from the closest replica.", dynamic=False),
     ConfigKey("replica.selector.class", STRING, None, "The replica selector for fetches from "
