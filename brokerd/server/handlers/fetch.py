@@ -169,9 +169,8 @@ class _FetchRound:
             return _Read(item, answer, 0, False)
         limit = min(max(wanted["partition_max_bytes"], 0), remaining)
         readable_end = hosted.readable_end(for_replica=replica_id >= 0)
-        leader_throttle = self.broker.replicas.leader_throttle
-        throttled = replica_id >= 0 and leader_throttle.active and self._leader_throttled(hosted)
-        if throttled and leader_throttle.holds_back(
+        throttled = replica_id >= 0 and self._leader_throttled(hosted)
+        if throttled and self.broker.replicas.leader_throttle.holds_back(
                 True, replica_id in hosted.isr, time.monotonic()):
             # Kafka leaves it out of the answer: the follower fetches it again later
             answer = _empty(wanted["partition"], ErrorCode.NONE, hosted)
@@ -207,6 +206,9 @@ class _FetchRound:
 
 
     def _leader_throttled(self, hosted: Partition) -> bool:
+        """Under the leader's replication throttle (never while no rate is set)."""
+        if not self.broker.replicas.leader_throttle.active:
+            return False
         metadata = self.broker.cache.topics.get(hosted.topic)
         return metadata is not None and is_throttled(metadata.config, hosted.index,
                                                      self.broker.config.broker_id)
@@ -465,7 +467,7 @@ async def handle(broker: HandlerContext, request: Request) -> dict[str, Any]:
             handler_time_ms=handler_s * 1000)
         if throttle_ms > 0:  # Kafka: a throttled fetch carries no data
             return _response([], throttle_ms, context.throttled_session_id)
-    else:  # only the answered round's bytes are charged, as Kafka does
+    elif fetch_round.throttled_bytes:  # only the answered round's bytes are charged (Kafka)
         broker.replicas.leader_throttle.record(fetch_round.throttled_bytes, time.monotonic())
     for topic, nbytes in fetch_round.sent:  # only the round that is answered counts
         broker.probe.bytes_out(topic, nbytes)
