@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,7 @@ class _Builds:
         monkeypatch.setattr(CleaningJob, "build", build)
 
 
-async def _until(predicate, timeout: float = HANG_GUARD_S) -> None:  # type: ignore[no-untyped-def]
+async def _until(predicate: Callable[[], bool], timeout: float = HANG_GUARD_S) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while not predicate():
         assert asyncio.get_running_loop().time() < deadline, "timed out"
