@@ -28,13 +28,14 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from brokerd.groups.config import GroupConfig
 from brokerd.groups.consumer.topics import TopicsView
 from brokerd.groups.hashing import partition_for
+from brokerd.groups.keyed_locks import KeyedLocks
 from brokerd.groups.outcome import Outcome, Response
 from brokerd.groups.responses import (
     GroupOffsets,
@@ -71,12 +72,6 @@ def wall_clock_ms() -> int:
 
 
 @dataclass
-class _GroupLock:
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    users: int = 0
-
-
-@dataclass
 class _Partition:
     """One owned offsets partition.  ``loading`` until its replay finished."""
 
@@ -84,7 +79,7 @@ class _Partition:
     shard: GroupShard
     loading: bool = True
     timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
-    locks: dict[str, _GroupLock] = field(default_factory=dict)
+    locks: KeyedLocks = field(default_factory=KeyedLocks)
 
 
 @dataclass
@@ -408,18 +403,10 @@ class GroupCoordinator:
         if not waiter.future.done():
             waiter.future.set_result(response)
 
-    @contextlib.asynccontextmanager
-    async def _group_lock(self, owned: _Partition, group_id: str) -> AsyncIterator[None]:
-        """Per-group mutual exclusion; the lock object lives only while someone uses it."""
-        entry = owned.locks.setdefault(group_id, _GroupLock())
-        entry.users += 1
-        try:
-            async with entry.lock:
-                yield
-        finally:
-            entry.users -= 1
-            if entry.users == 0:
-                owned.locks.pop(group_id, None)
+    @staticmethod
+    def _group_lock(owned: _Partition, group_id: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """Per-group mutual exclusion."""
+        return owned.locks.hold(group_id)
 
     def _rearm(self, owned: _Partition, group_id: str) -> None:
         """Point the group's single timer at its earliest deadline (or cancel it)."""

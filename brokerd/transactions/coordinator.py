@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from brokerd.groups.hashing import partition_for
+from brokerd.groups.keyed_locks import KeyedLocks
+from brokerd.groups.runtime import wall_clock_ms
 from brokerd.protocol import ErrorCode
 from brokerd.protocol.records import build_batch
 from brokerd.transactions import state as machine
@@ -76,16 +78,6 @@ class MarkerWriter(Protocol):
         ...
 
 
-def wall_clock_ms() -> int:
-    return int(time.time() * 1000)
-
-
-@dataclass
-class _IdLock:
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    users: int = 0
-
-
 @dataclass
 class _Owned:
     number: int
@@ -107,7 +99,7 @@ class TransactionCoordinator:
         self.config = config or TxnConfig()
         self._clock = clock
         self._partitions: dict[int, _Owned] = {}
-        self._locks: dict[str, _IdLock] = {}
+        self._locks = KeyedLocks()
         self._tasks: set[asyncio.Task[None]] = set()
         self._expiry_task: asyncio.Task[None] | None = None
 
@@ -248,16 +240,9 @@ class TransactionCoordinator:
     @contextlib.asynccontextmanager
     async def _locked(self, transactional_id: str
                       ) -> AsyncIterator[tuple[_Owned | None, ErrorCode]]:
-        """Per-id mutual exclusion; the lock lives only while someone uses it."""
-        entry = self._locks.setdefault(transactional_id, _IdLock())
-        entry.users += 1
-        try:
-            async with entry.lock:
-                yield self._owner(transactional_id)
-        finally:
-            entry.users -= 1
-            if entry.users == 0:
-                self._locks.pop(transactional_id, None)
+        """Per-id mutual exclusion."""
+        async with self._locks.hold(transactional_id):
+            yield self._owner(transactional_id)
 
     async def _apply(self, owned: _Owned, decision: Decision) -> ErrorCode:
         """Persist the decision's metadata (if any) and adopt it; start its markers."""
