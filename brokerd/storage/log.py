@@ -40,7 +40,7 @@ from brokerd.storage.results import AppendResult, ReadResult
 from brokerd.storage.retention import beyond_size
 from brokerd.storage.segment import LogSegment
 from brokerd.storage.transactions import AbortedTxn
-from brokerd.storage.validation import validate_record_set
+from brokerd.storage.validation import segment_sized_runs, validate_record_set
 
 # Kafka's broker default producer.id.expiration.ms: an idempotent producer silent for a
 # day is forgotten, bounding the state kept for producers that went away.
@@ -195,16 +195,15 @@ class Log:
         now_ms = self._local.now_ms()
         validated = validate_record_set(records, self.config, now_ms, from_client=False)
         expected = self.log_end_offset
-        headers = []
         for _, header in validated:
             if header.base_offset < expected:
                 raise InvalidRecordError(
                     f"follower batch at offset {header.base_offset} < expected {expected}"
                 )
-            headers.append(header)
             expected = header.last_offset + 1
-        self._append(records, headers, now_ms)
-        first, last = headers[0].base_offset, headers[-1].last_offset
+        for start, end, headers in segment_sized_runs(validated, self.config.segment_bytes):
+            self._append(records[start:end], headers, now_ms)
+        first, last = validated[0][1].base_offset, validated[-1][1].last_offset
         return AppendResult(first, last, -1, self._log_start)
 
     def _append(

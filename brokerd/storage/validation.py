@@ -30,12 +30,16 @@ def validate_record_set(
     """(position, header) of every batch in ``records``, or raise a StorageError.
 
     ``from_client`` adds the checks Kafka applies to producer data only: at least one
-    record, a dense offset delta and no control batches (those are the broker's own).
+    record, a dense offset delta, no control batches (those are the broker's own), and
+    the size limits (``segment.bytes`` for the set, ``max.message.bytes`` per batch). A
+    follower stores whatever its leader accepted, whatever the limits are now (Kafka's
+    ``ignoreRecordSize`` for replication, KAFKA-17375): refusing it would leave the
+    follower out of the ISR for good; :func:`segment_sized_runs` splits such a set.
     """
     total = len(records)
     if total == 0:
         raise InvalidRecordError("empty record set")
-    if total > config.segment_bytes:
+    if from_client and total > config.segment_bytes:
         raise RecordTooLargeError(
             f"record set of {total} bytes exceeds segment.bytes={config.segment_bytes}",
             ErrorCode.RECORD_LIST_TOO_LARGE,
@@ -44,7 +48,7 @@ def validate_record_set(
     position = 0
     while position < total:
         header = _checked_header(records, position, total)
-        if header.size_in_bytes > config.max_message_bytes:
+        if from_client and header.size_in_bytes > config.max_message_bytes:
             raise RecordTooLargeError(
                 f"batch of {header.size_in_bytes} bytes exceeds "
                 f"max.message.bytes={config.max_message_bytes}"
@@ -54,6 +58,24 @@ def validate_record_set(
         batches.append((position, header))
         position += header.size_in_bytes
     return batches
+
+
+def segment_sized_runs(
+    batches: list[tuple[int, BatchHeader]], segment_bytes: int
+) -> list[tuple[int, int, list[BatchHeader]]]:
+    """Split validated batches into runs of consecutive batches (start, end, headers)
+    each at most ``segment_bytes`` long, so each run fits one segment; a batch longer
+    than that on its own is a run of its own (a follower stores it in a segment of its
+    own). One run when the whole set fits, the usual case."""
+    runs: list[tuple[int, int, list[BatchHeader]]] = []
+    for position, header in batches:
+        end = position + header.size_in_bytes
+        if runs and end - runs[-1][0] <= segment_bytes:
+            start, _, headers = runs[-1]
+            runs[-1] = (start, end, [*headers, header])
+        else:
+            runs.append((position, end, [header]))
+    return runs
 
 
 def _checked_header(records: memoryview, position: int, total: int) -> BatchHeader:

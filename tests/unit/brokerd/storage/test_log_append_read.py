@@ -3,8 +3,8 @@ from collections.abc import Callable
 
 import pytest
 
-from brokerd.protocol.records import parse_batch_header, patch_base_offset
-from brokerd.storage import Log, OffsetOutOfRangeError
+from brokerd.protocol.records import iter_batches, parse_batch_header, patch_base_offset
+from brokerd.storage import Log, LogConfig, OffsetOutOfRangeError
 
 from .conftest import NOW_MS, FakeClock, batch
 from .helpers import offsets, read_all
@@ -182,6 +182,30 @@ def test_follower_append_keeps_leader_offsets_and_epochs(open_log: OpenLog) -> N
     assert follower_dir_log.leader_epoch_cache.entries == [(3, 0), (4, 2)]
     with pytest.raises(Exception, match="expected 3"):
         follower_dir_log.append_as_follower(memoryview(data))
+
+
+def test_follower_stores_what_the_leader_accepted_whatever_the_size_limits(
+    open_log: OpenLog,
+) -> None:
+    """A fetched record set longer than segment.bytes is spread over segments, and a
+    batch longer than segment.bytes and max.message.bytes (accepted before the limits
+    were lowered) gets a segment of its own: refusing either would keep the follower
+    out of the ISR for good (KAFKA-17375)."""
+    leader = open_log()
+    for count in (3, 3, 40, 2):
+        leader.append_as_leader(batch(count, value_size=100), leader_epoch=1)
+    data = leader.read(0, 1 << 20).read()
+    sizes = [header.size_in_bytes for _, header in iter_batches(data)]
+    leader.close()
+    limit = sizes[0] + sizes[1]  # the first two batches fit one segment; the third fits none
+    assert sizes[2] > limit
+    follower = Log(leader.directory.with_name("t-1"),
+                   LogConfig(segment_bytes=limit, max_message_bytes=sizes[0]),
+                   clean_shutdown=True)
+    follower.append_as_follower(memoryview(data))
+    assert [s.base_offset for s in follower.segments] == [0, 6, 46]
+    assert offsets(read_all(follower)) == [(0, 2), (3, 5), (6, 45), (46, 47)]
+    assert follower.log_end_offset == 48
 
 
 def test_max_timestamp_offset(open_log: OpenLog) -> None:

@@ -8,7 +8,7 @@ from brokerd.storage import (
     LogConfig,
     RecordTooLargeError,
 )
-from brokerd.storage.validation import validate_record_set
+from brokerd.storage.validation import segment_sized_runs, validate_record_set
 
 from .conftest import NOW_MS, batch
 
@@ -50,6 +50,26 @@ def test_size_limits() -> None:
         validate(data + data, segment_bytes=len(data) + 1)
     assert info.value.error_code == ErrorCode.RECORD_LIST_TOO_LARGE
     assert validate(data, max_message_bytes=len(data)) == [0]
+
+
+def test_a_followers_record_set_is_not_held_to_the_size_limits() -> None:
+    data = bytes(batch(1, value_size=500))
+    small = LogConfig(segment_bytes=len(data), max_message_bytes=len(data) - 1)
+    batches = validate_record_set(memoryview(data + data), small, NOW_MS, from_client=False)
+    assert [position for position, _ in batches] == [0, len(data)]
+
+
+def test_segment_sized_runs_keep_batches_in_order_and_within_the_limit() -> None:
+    small, large = bytes(batch(1, value_size=100)), bytes(batch(1, value_size=900))
+    data = small + small + large + small
+    batches = validate_record_set(memoryview(data), LogConfig(), NOW_MS, from_client=False)
+    runs = segment_sized_runs(batches, segment_bytes=2 * len(small))
+    assert [(start, end, len(headers)) for start, end, headers in runs] == [
+        (0, 2 * len(small), 2),
+        (2 * len(small), 2 * len(small) + len(large), 1),  # too long for any run: alone
+        (len(data) - len(small), len(data), 1),
+    ]
+    assert len(segment_sized_runs(batches, segment_bytes=len(data))) == 1
 
 
 def test_client_may_not_send_control_or_empty_batches() -> None:
