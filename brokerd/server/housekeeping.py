@@ -1,9 +1,12 @@
-"""A broker's periodic chores, on one loop task: quota metrics, ISR checks, flushes by
-policy, retention, idle connections, and the minute checkpoints.
+"""A broker's periodic chores, on one loop task: quota metrics, ISR checks, releasing the
+open files of partitions no longer written, flushes by policy, retention, idle
+connections, and the minute checkpoints.
 
 Why one task with cadences rather than a task per chore: every chore is cheap when
 nothing changed, they must not overlap with each other (retention deletes segments a
 checkpoint lists), and one place shows what a broker does when it is otherwise idle.
+The per-second flush chore visits only the logs appended to or rolled since their last
+flush (``LogManager.logs_due_for_flush``), so idle partitions cost it nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from brokerd.server.listener import Listener
 from brokerd.server.quotas import BrokerQuotaGlue
 from brokerd.server.retention_clock import RetentionClock
 from brokerd.storage import LogManager
+from brokerd.storage.file_cache import OPEN_FILES
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +58,8 @@ class Housekeeper:
             try:
                 self.quotas.refresh_metrics()
                 self.replicas.check_isrs()
+                # Appends run on this (the loop's) thread, so its holds are the ones swept.
+                OPEN_FILES.release_idle()
                 for due in self.log_manager.logs_due_for_flush(now_ms):
                     await loop.run_in_executor(None, due.flush)
                 if now - last_retention >= self.retention_check_interval_s:

@@ -17,10 +17,26 @@ read, fsync or sendfile. Closing is deferred the same way when the owner *retire
 :meth:`OpenFileCache.rename`, under the same lock, so a reopen never sees a stale name)
 and never creates a file: only the first open does.
 
-Thread-safety: every transition (open, pin, unpin, close, rename) happens under one lock,
-so the loop thread, flush workers and cleaner threads may share the cache. The budget is
-per process because the descriptor limit is: :data:`OPEN_FILES` is the process's cache,
-sized by the broker from its config (:func:`default_max_open_files` otherwise).
+Writers' holds: a pin costs a lock round trip and an LRU move, and a small produce
+request pinned the active segment's ``.log`` and an index once each, a measurable share
+of its CPU. So the active segment's writer *holds* its files instead
+(:meth:`CachedFile.hold`, on every append): the first hold pins the file and takes it out
+of the LRU order, later ones only mark it used, and the writer then uses the handle
+without a pin of its own. The holding thread's sweep (:meth:`OpenFileCache.release_idle`,
+which the broker's housekeeper calls every second on the event loop, the thread that
+appends) releases the holds on files unused since its previous sweep, so an idle
+partition's files are unpinned again within two sweeps; sealing a segment (it stopped
+being active) and retiring a file release its holds at once. At most half the budget is
+held (beyond that a writer pins per use, as everyone else), so holds alone never push
+the cache over its budget, and 30,000 partitions written now and then do not pin 90,000
+files. Only the holding thread uses a held file without a pin and only it (or retiring)
+releases the hold, so no other thread can close a descriptor under that use.
+
+Thread-safety: every transition (open, pin, unpin, hold, release, close, rename) happens
+under one lock, so the loop thread, flush workers and cleaner threads may share the
+cache. The budget is per process because the descriptor limit is: :data:`OPEN_FILES` is
+the process's cache, sized by the broker from its config (:func:`default_max_open_files`
+otherwise).
 """
 
 from __future__ import annotations
@@ -46,14 +62,15 @@ def default_max_open_files() -> int:
 
 class OpenFileCache:
     """Keeps at most ``max_open`` unpinned :class:`CachedFile` open, closing the least
-    recently used first (see the module docstring)."""
+    recently used first, and lets writers hold up to half of them (module docstring)."""
 
     def __init__(self, max_open: int) -> None:
         if max_open < 1:
             raise ValueError(f"max open files must be >= 1, not {max_open}")
         self.max_open = max_open
         self._lock = threading.RLock()  # a FilePin may be collected while it is held
-        self._open: OrderedDict[CachedFile, None] = OrderedDict()
+        self._open: OrderedDict[CachedFile, None] = OrderedDict()  # not held; LRU first
+        self._held: dict[CachedFile, int] = {}  # held file -> the holding thread's id
         # While eviction walks ``_open``, a FilePin collected by the garbage collector in
         # this very thread must not change it: such closes wait here until the walk ends.
         self._evicting = False
@@ -63,7 +80,11 @@ class OpenFileCache:
 
     @property
     def open_count(self) -> int:
-        return len(self._open)
+        return len(self._open) + len(self._held)
+
+    @property
+    def held_count(self) -> int:
+        return len(self._held)
 
     def resize(self, max_open: int) -> None:
         """A new budget (the broker's ``log.max.open.files``); excess files close now."""
@@ -79,6 +100,9 @@ class OpenFileCache:
         with self._lock:
             if item.retired:
                 raise ValueError(f"{item.path} is closed")
+            if item.held:  # open, and out of the LRU order while held
+                item.pins += 1
+                return
             if item in self._open:
                 self._open.move_to_end(item)
                 item.pins += 1
@@ -96,14 +120,54 @@ class OpenFileCache:
                 return
             if item.retired:
                 self._close(item)
-            elif len(self._open) > self.max_open:  # pins had held the cache over its budget
+            elif self.open_count > self.max_open:  # pins had held the cache over its budget
                 self._evict()
+
+    def hold(self, item: CachedFile) -> None:
+        """Pin ``item`` for the calling thread, its writer, until this thread's
+        :meth:`release_idle` finds it unused or it is released or retired; nothing (the
+        writer pins per use) while half the budget is held already. ValueError once
+        retired."""
+        if len(self._held) >= self.max_open // 2:  # a hint without the lock; checked below
+            return
+        with self._lock:
+            if item.held or len(self._held) >= self.max_open // 2:
+                return
+            self.pin(item)  # opens it if need be, and puts it last in the LRU order
+            del self._open[item]
+            self._held[item] = threading.get_ident()
+            item.held = True
+
+    def release(self, item: CachedFile) -> None:
+        """Drop the writer's hold on ``item`` (if any): it is pinned no more by it."""
+        with self._lock:
+            if item.held:
+                self._release(item)
+
+    def release_idle(self) -> int:
+        """The writer thread's sweep: release the holds this thread took on files it has
+        not used since its previous sweep; returns how many it released."""
+        me = threading.get_ident()
+        with self._lock:
+            idle = []
+            for item, holder in self._held.items():
+                if holder != me:
+                    continue
+                if item.used:
+                    item.used = False
+                else:
+                    idle.append(item)
+            for item in idle:
+                self._release(item)
+        return len(idle)
 
     def retire(self, item: CachedFile) -> None:
         """The owner is done with ``item``: close it now, or when its last pin goes."""
         with self._lock:
             item.retired = True
-            if not item.pins:
+            if item.held:
+                self._release(item)  # closes it unless someone else pins it
+            elif not item.pins:
                 self._close(item)
 
     def rename(self, item: CachedFile, path: Path) -> None:
@@ -112,8 +176,14 @@ class OpenFileCache:
             os.replace(item.path, path)
             item.path = path
 
+    def _release(self, item: CachedFile) -> None:
+        del self._held[item]
+        item.held = False
+        self._open[item] = None  # most recently used: it was used within two sweeps
+        self.unpin(item)
+
     def _evict(self) -> None:
-        excess = len(self._open) - self.max_open
+        excess = self.open_count - self.max_open
         if excess <= 0 or self._evicting:  # a collected FilePin inside a walk: it finishes
             return
         victims = []
@@ -153,6 +223,8 @@ class CachedFile:
         self.path = path
         self.pins = 0
         self.retired = False
+        self.held = False  # a writer holds it (see OpenFileCache.hold): it is pinned
+        self.used = False  # used through the hold since the holder's last sweep
         self._cache = cache
         self._created = False
 
@@ -180,6 +252,18 @@ class CachedFile:
 
     def unpin(self) -> None:
         self._cache.unpin(self)
+
+    def hold(self) -> None:
+        """Called by the writer on every use: keep the file pinned for it until its
+        thread's sweep finds it unused (:meth:`OpenFileCache.hold`). While :attr:`held`,
+        the writer (only it) may use :meth:`handle` without pinning."""
+        self.used = True
+        if not self.held:
+            self._cache.hold(self)
+
+    def release(self) -> None:
+        if self.held:  # only the holder (or a retire) clears it
+            self._cache.release(self)
 
     def retire(self) -> None:
         self._cache.retire(self)

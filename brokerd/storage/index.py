@@ -15,10 +15,12 @@ The mapping is lazy (Kafka's ``LazyIndex``): an index is a
 :class:`~brokerd.storage.file_cache.CachedFile`, mapped on first use and unmapped when the
 process's open-file cache needs the room, so an idle segment's indexes hold neither a
 mapping nor (Python's ``mmap`` keeps one) a descriptor. Every access to the mapping is
-pinned, and the entry count and file length are kept in memory, so queries about them
-map nothing. Unmapping does not write back: dirty pages stay in the page cache and
-:meth:`flush` (``msync``, which syncs the file range whichever mapping dirtied it) maps
-the index again only if it was written since the last flush.
+pinned, except an append by the writer that holds the index (the active segment's, see
+:meth:`~brokerd.storage.segment.LogSegment.append`), and the entry count and file length
+are kept in memory, so queries about them map nothing. Unmapping does not write back:
+dirty pages stay in the page cache and :meth:`flush` (``msync``, which syncs the file
+range whichever mapping dirtied it) maps the index again only if it was written since
+the last flush.
 
 Thread-safety: not thread-safe; the owning log mutates it from one thread. ``flush``
 may run in a flush worker while that thread appends: msync of a mapping that is being
@@ -132,15 +134,21 @@ class MappedIndex(CachedFile):
     def _append_entry(self, *fields: int) -> None:
         if self._entries >= self._max_entries:
             raise OverflowError(f"index {self.path} is full ({self._entries} entries)")
-        needed = (self._entries + 1) * self._entry_size
-        with self:
-            if self._length < needed:
-                self.resize(max(needed, self._max_entries * self._entry_size))
-            assert self._mm is not None
-            self.ENTRY.pack_into(self._mm, self._entries * self._entry_size, *fields)
+        if self.held:  # the writer's hold keeps it mapped (see file_cache)
+            self._write_entry(fields)
+        else:
+            with self:
+                self._write_entry(fields)
         self._entries += 1
         self._last = fields
         self._dirty = True
+
+    def _write_entry(self, fields: tuple[int, ...]) -> None:
+        needed = (self._entries + 1) * self._entry_size
+        if self._length < needed:
+            self.resize(max(needed, self._max_entries * self._entry_size))
+        assert self._mm is not None
+        self.ENTRY.pack_into(self._mm, self._entries * self._entry_size, *fields)
 
     def truncate_entries(self, count: int) -> None:
         """Keep the first ``count`` entries and zero the rest, so a crash cannot resurrect

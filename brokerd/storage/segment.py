@@ -15,7 +15,10 @@ about to replace its source segments) and ``.deleted`` (waiting for
 Descriptors: the ``.log`` file is opened on demand and both indexes are mapped on demand
 through the process's open-file cache (:mod:`file_cache`), so an idle segment may hold
 none; every use pins what it touches, and :meth:`region` hands out file regions that keep
-the descriptor open until they are dropped (a fetch response being written).
+the descriptor open until they are dropped (a fetch response being written). The writer
+is the exception: :meth:`append` *holds* all three files (pinned for the appending
+thread until its sweep finds them unused, or until :meth:`seal`), so a run of appends
+costs no pin each.
 
 Thread-safety: not thread-safe, except that :meth:`flush` may run in a flush worker
 thread while the owning thread appends (fsync and pwrite on one fd are independent).
@@ -177,8 +180,13 @@ class LogSegment:
         entry's position is the batch's own start.
         """
         position = self.size
-        with self._file as fd:
-            written = os.pwrite(fd, data, position)
+        for held in (self._file, self.offset_index, self.time_index):
+            held.hold()
+        if self._file.held:
+            written = os.pwrite(self._file.fd, data, position)
+        else:  # the cache grants no more holds (half its budget is held): pin this write
+            with self._file as fd:
+                written = os.pwrite(fd, data, position)
         if written != len(data):
             raise OSError(f"short write to {self.log_path}: {written} of {len(data)} bytes")
         for header in batches:
@@ -322,14 +330,16 @@ class LogSegment:
 
     def seal(self) -> None:
         """Called when the segment stops being active: record its exact max timestamp in
-        the time index (always possible: the time index reserves a slot for it) and trim
-        both index files to their entries."""
+        the time index (always possible: the time index reserves a slot for it), trim
+        both index files to their entries, and release the writer's holds."""
         if self.max_timestamp >= 0:
             self.time_index.maybe_append(
                 self.max_timestamp, self.offset_of_max_timestamp, final=True
             )
         self.offset_index.trim()
         self.time_index.trim()
+        for held in (self._file, self.offset_index, self.time_index):
+            held.release()
 
     def flush(self) -> None:
         """fsync the data and msync the indexes (safe in a worker thread, see module doc)."""

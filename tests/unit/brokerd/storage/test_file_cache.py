@@ -1,17 +1,19 @@
 """The open-file cache (brokerd.storage.file_cache): least recently used segment files and
-index mappings close first, pinned ones never, retired ones when their last pin goes, and
-logs keep every behaviour when their files were closed and reopened meanwhile."""
+index mappings close first, pinned ones never, retired ones when their last pin goes, a
+writer's holds last until its sweep finds them unused, and logs keep every behaviour
+when their files were closed and reopened meanwhile."""
 
 from __future__ import annotations
 
 import gc
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from brokerd.protocol.records import parse_batch_header
+from brokerd.protocol.records import build_batch, parse_batch_header
 from brokerd.storage import LogConfig, LogManager
 from brokerd.storage.checkpoint import (
     CLEAN_SHUTDOWN_MARKER,
@@ -35,6 +37,8 @@ def held_under(directory: Path) -> tuple[int, int]:
 def tiny_budget() -> Iterator[int]:
     """The process's cache at 8 files for one test (xdist workers are processes)."""
     saved = OPEN_FILES.max_open
+    for _ in range(2):  # earlier tests' logs in this process may still hold files
+        OPEN_FILES.release_idle()
     OPEN_FILES.resize(8)
     yield 8
     OPEN_FILES.resize(saved)
@@ -179,3 +183,88 @@ def test_hundreds_of_logs_within_a_tiny_budget(
         assert offsets(read_all(recovered)) == [(i, i + 1) for i in range(start, end, 2)]
     reopened.close()
     assert held_under(data) == (0, 0)
+
+
+def test_a_writers_hold_pins_once_and_the_sweep_releases_it_once_unused(
+        tmp_path: Path) -> None:
+    cache = OpenFileCache(4)
+    (a,) = files(tmp_path, cache, 1)
+    for _ in range(3):
+        a.hold()
+    assert (a.held, a.pins, a.fd >= 0, cache.held_count, cache.open_count) == (
+        True, 1, True, 1, 1)
+    with a:  # another user (a flush worker, a reader) still pins it as usual
+        assert a.pins == 2
+    assert cache.release_idle() == 0  # used since the hold: kept for the next sweep
+    a.hold()
+    assert cache.release_idle() == 0
+    assert cache.release_idle() == 1  # a whole sweep interval without use
+    assert (a.held, a.pins, a.fd >= 0, cache.held_count, cache.open_count) == (
+        False, 0, True, 0, 1)
+    (tmp_path / "b.log").touch()
+    for item in (SegmentFile(tmp_path / "b.log", cache), *files(tmp_path, cache, 4)[1:]):
+        with item:
+            pass
+    assert a.fd == -1  # unpinned: the least recently used file closed first
+
+
+def test_writers_hold_at_most_half_the_budget_and_eviction_skips_them(
+        tmp_path: Path) -> None:
+    cache = OpenFileCache(4)
+    a, b, c, *others = files(tmp_path, cache, 7)
+    for item in (a, b, c):
+        item.hold()
+    assert (a.held, b.held, c.held, c.fd) == (True, True, False, -1)  # c pins per use
+    for item in others:
+        with item:
+            pass
+    assert (a.fd >= 0, b.fd >= 0, cache.open_count, cache.evictions) == (True, True, 4, 2)
+
+
+def test_retiring_a_held_file_closes_it_and_sealing_releases_a_segments_holds(
+        tmp_path: Path) -> None:
+    cache = OpenFileCache(8)
+    (a,) = files(tmp_path, cache, 1)
+    a.hold()
+    a.retire()
+    assert (a.held, a.fd, cache.held_count, cache.open_count) == (False, -1, 0, 0)
+    segment = LogSegment(tmp_path, 0, 10, 4096, active=True, created_ms=0, files=cache)
+    for base in (0, 2, 4):  # the later appends write index entries through the hold
+        data = build_batch([(b"k", b"v" * 20, [], NOW_MS + base)] * 2, base_offset=base)
+        segment.append(data, [parse_batch_header(data, 0)])
+    assert cache.held_count == 3 and segment.offset_index.entries == 2
+    segment.seal()
+    assert (cache.held_count, cache.open_count, segment.offset_index.pins) == (0, 3, 0)
+    assert segment.offset_index.lookup(10**6)[0] == 4
+
+
+def test_a_sweep_releases_only_the_holds_its_own_thread_took(tmp_path: Path) -> None:
+    cache = OpenFileCache(4)
+    a, b = files(tmp_path, cache, 2)
+    a.hold()
+    writer = threading.Thread(target=b.hold)
+    writer.start()
+    writer.join(60)
+    assert (cache.release_idle(), cache.release_idle()) == (0, 1)
+    assert (a.held, b.held) == (False, True)  # b's writer must sweep its own holds
+
+
+def test_an_idle_partitions_files_are_unpinned_by_two_sweeps_and_then_evictable(
+        tmp_path: Path, clock: FakeClock, tiny_budget: int) -> None:
+    data = tmp_path / "data"
+    manager = LogManager([data], LogConfig(), clock=clock)
+    manager.load()
+    busy, idle = (manager.get_or_create("t", p) for p in range(2))
+    idle.append_as_leader(batch(2), 0)  # holds its three files: the busy one gets one
+    for _ in range(3):
+        busy.append_as_leader(batch(2), 0)
+        OPEN_FILES.release_idle()
+    assert OPEN_FILES.held_count == 3  # the second sweep released the idle partition's
+    others = [manager.get_or_create("t", p) for p in range(2, 6)]
+    for log in others:
+        log.append_as_leader(batch(1), 0)
+    assert held_under(data / "t-1") == (0, 0)  # closed for the busy ones' files
+    descriptors, mappings = held_under(data)
+    assert descriptors <= tiny_budget and mappings <= tiny_budget
+    manager.close()
+    assert OPEN_FILES.held_count == 0 and held_under(data) == (0, 0)
