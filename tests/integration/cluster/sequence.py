@@ -130,4 +130,23 @@ def assert_no_loss(producer: SequenceProducer, stored: dict[int, list[tuple[int,
         acked = producer.acked.get(partition, [])
         assert acked, f"partition {partition}: nothing was acknowledged"
         missing = [(o, n) for o, n in acked if at_offset.get(o) != n]
-        assert not missing, f"partition {partition}: acknowledged but lost {missing[:10]}"
+        assert not missing, (f"partition {partition}: acknowledged but lost "
+                             f"{describe_missing(missing[:10], stored.get(partition, []))}")
+
+
+def describe_missing(missing: list[tuple[int, int]], stored: list[tuple[int, int]]
+                     ) -> list[str]:
+    """What a reader found instead of each acknowledged (offset, n): another number at
+    that offset (a wrong acknowledgement or a rewritten log), ``n`` at another offset (a
+    wrong acknowledged offset), or neither (the reader skipped it, or it is gone), and
+    the stored neighbours, so one failed run tells those apart."""
+    at_offset = dict(stored)
+    offset_of = {n: o for o, n in stored}
+    offsets = sorted(at_offset)
+    described = []
+    for offset, number in missing:
+        around = [o for o in offsets if abs(o - offset) <= 3]
+        described.append(
+            f"{number}@{offset}: stored there {at_offset.get(offset)}, {number} stored at "
+            f"{offset_of.get(number)}, neighbours {[(o, at_offset[o]) for o in around]}")
+    return described
