@@ -28,6 +28,11 @@ cache); ``mark_flushed`` publishes the new recovery point under the lock again.
 Structural changes (roll, segment deletion, truncation, swap, close) also take
 ``_lock``; segment files are closed only after the delete delay, so a flush or sendfile
 in flight never sees a closed descriptor in practice.
+
+Flush bookkeeping: nothing polls idle logs.  Every append and every roll calls the
+``on_unflushed`` callback (the :class:`~brokerd.storage.manager.LogManager` adds the
+partition to its set of logs with something to flush); the owner of that set asks
+:meth:`flush_pending` to learn when a log may leave it again.
 """
 
 from __future__ import annotations
@@ -67,12 +72,15 @@ class LocalLog:
         clean_shutdown: bool = False,
         initial_offset: int = 0,
         clock: Callable[[], float] = time.time,
+        on_unflushed: Callable[[], None] = lambda: None,
     ) -> None:
         """Open the directory, recovering segments from ``recovery_point`` after an
-        unclean shutdown; an empty directory starts with a segment at ``initial_offset``."""
+        unclean shutdown; an empty directory starts with a segment at ``initial_offset``.
+        ``on_unflushed`` is called after every append and roll (module docstring)."""
         self.directory = directory
         self.config = config
         self._clock = clock
+        self._on_unflushed = on_unflushed
         self._lock = threading.Lock()
         directory.mkdir(parents=True, exist_ok=True)
         self.segments = log_loader.load_segments(
@@ -117,6 +125,7 @@ class LocalLog:
         segment = self._maybe_roll(len(data), headers[-1].last_offset, now_ms)
         segment.append(data, headers)
         self._appended_messages += sum(header.records_count for header in headers)
+        self._on_unflushed()
 
     def _maybe_roll(self, size: int, last_offset: int, now_ms: int) -> LogSegment:
         """The segment to append to, rolling first when Kafka would: the data would push
@@ -172,6 +181,7 @@ class LocalLog:
             created_ms=self.now_ms(),
         )
         self.segments.add(segment)
+        self._on_unflushed()
         return segment
 
     # -- reads --------------------------------------------------------------------------
@@ -284,6 +294,12 @@ class LocalLog:
         return True
 
     # -- durability ---------------------------------------------------------------------
+    def flush_pending(self) -> bool:
+        """Whether anything appended or rolled is not flushed yet: while this holds,
+        :meth:`flush_due` may become true with time alone (``flush.ms``)."""
+        return (self._appended_messages > self._flushed_messages
+                or self._recovery_point < self.segments.active.base_offset)
+
     def flush_due(self, now_ms: int) -> bool:
         """Whether ``flush.messages`` / ``flush.ms`` ask for an fsync now, or a rolled
         segment has not been fsynced yet (Kafka flushes every segment it rolls)."""

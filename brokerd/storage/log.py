@@ -61,13 +61,15 @@ class Log:
         clean_shutdown: bool = False,
         clock: Callable[[], float] = time.time,
         producer_id_expiration_ms: int = PRODUCER_ID_EXPIRATION_MS,
+        on_unflushed: Callable[[], None] = lambda: None,
     ) -> None:
-        """``high_watermark``: the checkpointed value, clamped into the loaded offsets."""
+        """``high_watermark``: the checkpointed value, clamped into the loaded offsets;
+        ``on_unflushed``: called after each append or roll (see :mod:`local_log`)."""
         self.directory = directory
         self.producer_id_expiration_ms = producer_id_expiration_ms
         self._local = LocalLog(directory, config, recovery_point=recovery_point,
                                clean_shutdown=clean_shutdown, initial_offset=log_start_offset,
-                               clock=clock)
+                               clock=clock, on_unflushed=on_unflushed)
         segments, end = self._local.segments, self.log_end_offset
         self._log_start = min(max(log_start_offset, segments.first.base_offset), end)
         self._high_watermark = min(max(high_watermark, self._log_start), end)
@@ -153,9 +155,7 @@ class Log:
         return self._producers.last_offsets()
 
     # -- appends ------------------------------------------------------------------------
-    def append_as_leader(
-        self, records: bytes | bytearray | memoryview, leader_epoch: int
-    ) -> AppendResult:
+    def append_as_leader(self, records: bytes | bytearray | memoryview, leader_epoch: int) -> AppendResult:
         """Validate, deduplicate, assign offsets and store one produce partition's data.
 
         Only the 61-byte batch headers are patched (base offset, partition leader epoch,
@@ -206,9 +206,7 @@ class Log:
         first, last = validated[0][1].base_offset, validated[-1][1].last_offset
         return AppendResult(first, last, -1, self._log_start)
 
-    def _append(
-        self, data: memoryview | bytearray, headers: list[BatchHeader], now_ms: int
-    ) -> None:
+    def _append(self, data: memoryview | bytearray, headers: list[BatchHeader], now_ms: int) -> None:
         # Epochs before data: a flush that sees the data then sees (and waits for) its
         # epoch's checkpoint write before moving the recovery point past it.
         for header in headers:
@@ -369,6 +367,10 @@ class Log:
     def flush_due(self, now_ms: int) -> bool:
         """Whether the flush policy asks for :meth:`flush` (see :meth:`LocalLog.flush_due`)."""
         return self._local.flush_due(now_ms)
+
+    def flush_pending(self) -> bool:
+        """Whether anything is not flushed yet (see :meth:`LocalLog.flush_pending`)."""
+        return self._local.flush_pending()
 
     def flush(self) -> None:
         """fsync every segment holding data between the recovery point and the log end,

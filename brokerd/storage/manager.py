@@ -13,6 +13,13 @@ are removed at load. Periodic work is exposed as hooks the server schedules with
 explicit ``now_ms``: :meth:`enforce_retention`, :meth:`logs_due_for_flush`,
 :meth:`delete_expired_files` and :meth:`checkpoint`.
 
+Flushes by policy (``flush.messages``, ``flush.ms``, and every rolled segment) look only
+at the logs in an "unflushed" set: each log reports its appends and rolls through its
+``on_unflushed`` callback, which adds its partition, and :meth:`logs_due_for_flush` drops
+a partition once its log has nothing left to flush.  So an idle log costs nothing per
+housekeeping round (a broker hosting 30,000 replicas used to test every one of them
+every second).
+
 Thread-safety: not thread-safe; call from the event loop. Only ``Log.flush`` of logs
 returned by :meth:`logs_due_for_flush` may run in worker threads.
 """
@@ -76,6 +83,8 @@ class LogManager:
         self._clock = clock
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
+        # Partitions whose log may have something to flush (see the module docstring).
+        self._unflushed: set[TopicPartition] = set()
         # Log dirs a write failed in (KIP-112): their logs are dropped, nothing is created,
         # checkpointed or marked clean there until the broker restarts.
         self.offline_dirs: set[Path] = set()
@@ -114,8 +123,10 @@ class LogManager:
                     high_watermark=high_watermarks.get(key, 0),
                     clean_shutdown=clean,
                     clock=self._clock,
+                    on_unflushed=self._reporter(key),
                 )
                 self._dir_of[key] = log_dir
+                self._unflushed.add(key)  # the first round checks what loading left
             marker.unlink(missing_ok=True)
             fsync_directory(log_dir)
         self.checkpoint()
@@ -152,11 +163,17 @@ class LogManager:
             config or self.default_config,
             clean_shutdown=True,
             clock=self._clock,
+            on_unflushed=self._reporter(key),
         )
         fsync_directory(log_dir)
         self._logs[key] = log
         self._dir_of[key] = log_dir
         return log
+
+    def _reporter(self, key: TopicPartition) -> Callable[[], None]:
+        """The ``on_unflushed`` callback of ``key``'s log."""
+        unflushed = self._unflushed
+        return lambda: unflushed.add(key)
 
     @property
     def online_dirs(self) -> list[Path]:
@@ -197,8 +214,19 @@ class LogManager:
         return sum(log.enforce_retention(now_ms) for log in self._logs.values())
 
     def logs_due_for_flush(self, now_ms: int) -> list[Log]:
-        """Logs whose flush policy asks for an fsync; run ``log.flush`` in a worker."""
-        return [log for log in self._logs.values() if log.flush_due(now_ms)]
+        """Logs whose flush policy asks for an fsync; run ``log.flush`` in a worker.
+        Visits only the unflushed set, and forgets the partitions (deleted, or flushed
+        since) that have nothing left to flush: their next append adds them again."""
+        due: list[Log] = []
+        done: list[TopicPartition] = []
+        for key in self._unflushed:
+            log = self._logs.get(key)
+            if log is None or not log.flush_pending():
+                done.append(key)
+            elif log.flush_due(now_ms):
+                due.append(log)
+        self._unflushed.difference_update(done)
+        return due
 
     def delete_expired_files(self, now_ms: int) -> None:
         for log in self._logs.values():
@@ -242,3 +270,4 @@ class LogManager:
             fsync_directory(log_dir)
         self._logs.clear()
         self._dir_of.clear()
+        self._unflushed.clear()
