@@ -15,20 +15,18 @@ never a mix. A file that is missing or does not parse reads as empty: every cons
 these files treats "no entry" as "assume nothing" (full recovery, start from the first
 segment), which is always safe.
 
-:class:`CheckpointWriter` writes files in a background thread, for callers on the event
-loop that must not wait for an fsync (~1 ms each; a broker taking 500 leaderships would
-stall for half a second).
+Callers on the event loop that must not wait for an fsync hand files to a
+:class:`~brokerd.storage.checkpoint_writer.CheckpointWriter`, which replaces them in
+batches with the same contract.
 
-Thread-safety: the functions are plain functions over files (callers serialise writes to
-one file); :class:`CheckpointWriter` is thread-safe.
+Thread-safety: plain functions over files (callers serialise writes to one file).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -116,56 +114,3 @@ def read_epoch_checkpoint(path: Path) -> list[tuple[int, int]]:
     except ValueError as exc:
         log.warning("ignoring malformed checkpoint %s: %s", path, exc)
         return []
-
-
-class CheckpointWriter:
-    """Replaces checkpoint files (:func:`write_atomically`) in one background thread.
-
-    Coalescing: at most one write per path is pending; a newer content replaces it, since
-    only the latest state of a checkpoint matters.  Ordering: one thread writes, one file
-    at a time, so a path's contents land in the order they were submitted (the last
-    submitted is the last written).  Paths are served first come, first served.
-
-    A write that fails (e.g. its directory was deleted meanwhile) is logged and dropped:
-    the callers' recovery treats a stale checkpoint as it treats a crash before the write.
-    The thread starts with the first submission and is a daemon: what is still pending
-    at exit is lost exactly as in a crash, so a clean close must :meth:`wait` first.
-    """
-
-    def __init__(self, write: Callable[[Path, bytes], None] = write_atomically) -> None:
-        self._write = write
-        self._changed = threading.Condition()
-        self._pending: dict[Path, bytes] = {}  # insertion order = service order
-        self._writing: Path | None = None
-        self._thread: threading.Thread | None = None
-
-    def submit(self, path: Path, data: bytes) -> None:
-        """Have ``path`` replaced by ``data`` soon (superseding a pending write of it)."""
-        with self._changed:
-            self._pending[path] = data
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="checkpoint-writer",
-                                                daemon=True)
-                self._thread.start()
-            self._changed.notify_all()
-
-    def wait(self, path: Path) -> None:
-        """Block until everything submitted for ``path`` so far has been written."""
-        with self._changed:
-            self._changed.wait_for(lambda: path not in self._pending and self._writing != path)
-
-    def _run(self) -> None:
-        while True:
-            with self._changed:
-                self._changed.wait_for(lambda: bool(self._pending))
-                path = next(iter(self._pending))
-                data = self._pending.pop(path)
-                self._writing = path
-            try:
-                self._write(path, data)
-            except Exception as exc:  # keep serving the other files
-                log.warning("could not write checkpoint %s: %r", path, exc)
-            finally:
-                with self._changed:
-                    self._writing = None
-                    self._changed.notify_all()

@@ -1,10 +1,12 @@
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from brokerd.storage import Log, LogConfig, leader_epoch
-from brokerd.storage.checkpoint import CheckpointWriter, read_epoch_checkpoint, write_atomically
+from brokerd.storage.checkpoint import read_epoch_checkpoint
+from brokerd.storage.checkpoint_writer import CheckpointWriter, replace_files
 from brokerd.storage.leader_epoch import LeaderEpochCache
 from brokerd.storage.manager import LogManager
 
@@ -75,11 +77,12 @@ class HeldWrites:
         self.landed: list[tuple[Path, list[tuple[int, int]]]] = []
         self.directory_existed: list[bool] = []
 
-    def __call__(self, path: Path, data: bytes) -> None:
+    def __call__(self, files: Mapping[Path, bytes]) -> dict[Path, Exception]:
         assert self.gate.wait(10)
-        self.directory_existed.append(path.parent.is_dir())
-        write_atomically(path, data)
-        self.landed.append((path, read_epoch_checkpoint(path)))
+        self.directory_existed.extend(path.parent.is_dir() for path in files)
+        failed = replace_files(files)
+        self.landed.extend((path, read_epoch_checkpoint(path)) for path in files)
+        return failed
 
 
 @pytest.fixture
