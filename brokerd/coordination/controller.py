@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 
 from kazoo.client import KazooClient
@@ -100,21 +101,24 @@ class Controller:
         if not self.active:
             return
         started = time.monotonic()
-        elected = self.repair(self._all_keys())
+        elected = self.repair(None)
         if elected:
             log.info("elected %d leaders in %.1f ms", elected,
                      (time.monotonic() - started) * 1000)
         self._initialize({name: {ASSIGNMENT} for name in self._cache.topics})
 
-    def repair(self, keys: Iterable[PartitionKey]) -> int:
-        """Apply :func:`election.elect_on_change`; returns how many leaders changed.
+    def repair(self, keys: Iterable[PartitionKey] | None) -> int:
+        """Apply :func:`election.elect_on_change` to ``keys`` (None: every partition);
+        returns how many leaders changed.
 
         Two batches: first the partitions that get a new leader, then those that only
         drop followers from their ISR.  Every broker reads the changed states back one by
         one through its watches, so writing the leader changes first lets clients switch
         over after ~1,000 reads instead of ~3,000 (measured with 3,000 partitions: a
-        controlled shutdown hands over in about half the time)."""
-        keys = list(keys)
+        controlled shutdown hands over in about half the time).  Each partition is
+        decided once: the second batch writes the first pass's decisions (nothing else
+        changes the cache meanwhile: both run on this thread), and only conflicts are
+        re-read and decided again."""
         eligible, alive = self.eligible, set(self.live)
 
         def decide(topic: TopicMetadata, partition: int,
@@ -125,12 +129,11 @@ class Controller:
                 self.eligible_for((topic.name, partition), eligible), alive, self.epoch,
                 unclean)
 
-        def decide_leader(topic: TopicMetadata, partition: int,
-                          state: PartitionState) -> PartitionState | None:
-            new = decide(topic, partition, state)
-            return new if new is not None and new.leader != state.leader else None
-        moved = self._apply(keys, decide_leader)
-        return moved + self._apply(keys, decide)
+        changes, previous = self._decide(keys, decide)
+        leader_moves = {key: new for key, new in changes.items() if new.leader != previous[key]}
+        moved = self._write(leader_moves, previous, decide)
+        rest = {key: new for key, new in changes.items() if key not in leader_moves}
+        return moved + self._write(rest, previous, decide)
 
     # ---- controlled shutdown ----------------------------------------------------------
 
@@ -140,15 +143,16 @@ class Controller:
         if not self.active or not self.shutting_down:
             return
         started = time.monotonic()
-        moved = self.repair(self._all_keys())
+        moved = self.repair(None)
         log.info("moved %d leaders off brokers %s in controlled shutdown in %.1f ms", moved,
                  sorted(self.shutting_down), (time.monotonic() - started) * 1000)
+        remaining = Counter(state.leader for topic in self._cache.topics.values()
+                            for state in topic.states.values()
+                            if state.leader in self.shutting_down)
         for broker in sorted(self.shutting_down):
-            remaining = sum(1 for topic in self._cache.topics.values()
-                            for state in topic.states.values() if state.leader == broker)
             try:
                 self._client.set(znodes.controlled_shutdown_path(broker),
-                                 znodes.encode_shutdown_result(remaining))
+                                 znodes.encode_shutdown_result(remaining[broker]))
             except NoNodeError:
                 pass  # the broker already gave up waiting and left
 
@@ -160,8 +164,7 @@ class Controller:
         if not self.active:
             return 0
         eligible = self.eligible
-        keys = (self._all_keys() if requests is None
-                else [(r.topic, r.partition) for r in requests])
+        keys = None if requests is None else [(r.topic, r.partition) for r in requests]
 
         def decide(topic: TopicMetadata, partition: int,
                    state: PartitionState) -> PartitionState | None:
@@ -169,7 +172,7 @@ class Controller:
                 topic.replicas[partition], state,
                 self.eligible_for((topic.name, partition), eligible), self.epoch)
         moved = self._apply(keys, decide)
-        if requests is not None:
+        if keys is not None:
             writes.remove_requests(self._client, znodes.PREFERRED_ELECTION, set(keys))
         if moved:
             log.info("moved %d leaders to their preferred replica", moved)
@@ -293,8 +296,8 @@ class Controller:
         states: dict[PartitionKey, PartitionState] = {}
         for name, parts in changed.items():
             topic = self._cache.topics.get(name)
-            if topic is None:
-                continue
+            if topic is None or len(topic.states) == len(topic.replicas):
+                continue  # (the usual case: every partition has its state node)
             for partition in self._partitions(name, parts):
                 if partition not in topic.states:
                     state = initial_state(topic.replicas[partition], live, self.epoch)
@@ -303,23 +306,42 @@ class Controller:
         if states:
             writes.create_states(self._client, states)
 
-    def _apply(self, keys: Iterable[PartitionKey], decide: Decide) -> int:
-        """Decide and write ``keys`` in one batch; re-read and re-decide conflicts.
-        Returns how many partitions changed leader."""
-        pending = list(keys)
+    def _apply(self, keys: Iterable[PartitionKey] | None, decide: Decide) -> int:
+        """Decide and write ``keys`` (None: every partition) in one batch; re-read and
+        re-decide conflicts.  Returns how many partitions changed leader."""
+        changes, previous = self._decide(keys, decide)
+        return self._write(changes, previous, decide)
+
+    def _decide(self, keys: Iterable[PartitionKey] | None, decide: Decide
+                ) -> tuple[dict[PartitionKey, PartitionState], dict[PartitionKey, int]]:
+        """The new states ``decide`` gives ``keys`` (None: every partition, walked
+        topic by topic without listing them), and the leaders they replace."""
+        changes: dict[PartitionKey, PartitionState] = {}
+        previous: dict[PartitionKey, int] = {}
+        topics = self._cache.topics
+        if keys is None:
+            candidates: Iterable[tuple[TopicMetadata | None, str, int]] = (
+                (topic, name, partition) for name, topic in topics.items()
+                for partition in topic.states)
+        else:
+            candidates = ((topics.get(name), name, partition) for name, partition in keys)
+        for topic, name, partition in candidates:
+            state = topic.states.get(partition) if topic is not None else None
+            if topic is None or state is None or partition not in topic.replicas:
+                continue
+            new = decide(topic, partition, state)
+            if new is not None:
+                changes[(name, partition)] = new
+                previous[(name, partition)] = state.leader
+        return changes, previous
+
+    def _write(self, changes: dict[PartitionKey, PartitionState],
+               previous: dict[PartitionKey, int], decide: Decide) -> int:
+        """Write ``changes`` in one pipelined batch; conflicts are re-read and decided
+        again, for up to :data:`MAX_ROUNDS` batches.  Returns how many partitions
+        changed leader (``previous``: the leaders before, extended for re-decisions)."""
         leaders_changed = 0
         for _ in range(MAX_ROUNDS):
-            changes: dict[PartitionKey, PartitionState] = {}
-            previous: dict[PartitionKey, int] = {}
-            for name, partition in pending:
-                topic = self._cache.topics.get(name)
-                state = topic.states.get(partition) if topic is not None else None
-                if topic is None or state is None or partition not in topic.replicas:
-                    continue
-                new = decide(topic, partition, state)
-                if new is not None:
-                    changes[(name, partition)] = new
-                    previous[(name, partition)] = state.leader
             if not changes:
                 break
             try:
@@ -338,14 +360,14 @@ class Controller:
                 self._cache.put_states(name, states)
                 self._publish(self._cache.topics[name])
             for name in {name for name, _ in stale}:
-                self._cache.read(name, {p for n, p in stale if n == name})
-            pending = stale + rolled_back
-            if not pending:
+                fresh = self._cache.read(name, {p for n, p in stale if n == name})
+                if fresh is not None:  # hand the broker what others wrote, as its watch would
+                    self._publish(fresh)
+            if not stale and not rolled_back:
                 break
+            changes, redecided = self._decide(stale + rolled_back, decide)
+            previous.update(redecided)
         return leaders_changed
-
-    def _all_keys(self) -> list[PartitionKey]:
-        return [(name, p) for name, topic in self._cache.topics.items() for p in topic.replicas]
 
     def _partitions(self, name: str, parts: set[int]) -> list[int]:
         """The partitions ``parts`` (topic cache keys) stands for: the assignment or the

@@ -60,14 +60,23 @@ class TopicCache:
 
     def read(self, name: str, keys: set[int]) -> TopicMetadata | None:
         """Re-read what ``keys`` names and return the topic's new metadata, or None when
-        the topic is gone.  A topic not cached yet is read whole."""
+        the topic is gone.  A topic not cached yet is read whole.  When only partition
+        states were named and each read back at the version cached (the controller's own
+        writes, stored by :meth:`put_states`), the cached object itself is returned:
+        callers can tell that nothing new arrived by identity."""
         current = self.topics.get(name)
         if current is None or ASSIGNMENT in keys:
             return self._read_topic(name, current, {k for k in keys if k >= 0})
-        config = self._read_config(name) if CONFIG in keys else current.config
         partitions = [k for k in keys if k >= 0 and k in current.replicas]
-        states = {**current.states, **self._read_states(name, partitions)}
-        return self._store(dataclasses.replace(current, states=states, config=config))
+        read = self._read_states(name, partitions)
+        cached = current.states
+        if CONFIG not in keys and all(
+                p in cached and cached[p].zk_version == state.zk_version
+                for p, state in read.items()):
+            return current
+        config = self._read_config(name) if CONFIG in keys else current.config
+        return self._store(dataclasses.replace(current, states={**cached, **read},
+                                               config=config))
 
     def put_states(self, name: str, states: dict[int, PartitionState]) -> None:
         """Record states this broker wrote itself (the controller), before their watch

@@ -496,7 +496,10 @@ class ZkCoordinator:
         for name, keys in dirty.items():
             if ASSIGNMENT not in keys and not self._topics.known(name):
                 continue  # a partition of a deleted topic
+            previous = self._topics.topics.get(name)
             metadata = self._topics.read(name, keys)
+            if metadata is not None and metadata is previous:
+                continue  # nothing new (TopicCache.read): the controller's own writes
             self._post(self._events.topic_changed, name, metadata)
             if metadata is not None:
                 changed[name] = keys

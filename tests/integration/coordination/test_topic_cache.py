@@ -4,6 +4,7 @@ preferred-leader election, on the controller's own broker)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 
@@ -43,3 +44,28 @@ def test_a_state_changed_with_the_assignment_is_read_and_watched_again(
     assert events[2] == ("t", 0)
     metadata = cache.read("t", {0})
     assert metadata is not None and metadata.states[0].leader == 1
+
+
+def test_a_state_read_back_at_its_cached_version_is_no_change_and_stays_watched(
+        zk: KazooClient) -> None:
+    """The controller's own writes come back through its watches: the re-read (which
+    re-arms the watch) returns the cached topic itself, so nothing is posted again."""
+    zk.create(znodes.topic_path("t"), TopicAssignment(uuid.uuid4(), {0: (2, 3)}).encode(),
+              makepath=True)
+    state_path = znodes.partition_state_path("t", 0)
+    zk.create(state_path, PartitionState(2, 0, (2, 3)).encode(), makepath=True)
+    events: list[tuple[str, int]] = []
+    cache = TopicCache(zk, lambda name, key: events.append((name, key)))
+    cache.read("t", {ASSIGNMENT})
+
+    written = PartitionState(3, 1, (3,))
+    stat = zk.set(state_path, written.encode())
+    cache.put_states("t", {0: dataclasses.replace(written, zk_version=stat.version)})
+    cached = cache.topics["t"]
+    wait_for(events, 1)
+    assert cache.read("t", {0}) is cached
+
+    zk.set(state_path, PartitionState(2, 2, (2, 3)).encode())  # someone else's change
+    wait_for(events, 2)
+    metadata = cache.read("t", {0})
+    assert metadata is not cached and metadata is not None and metadata.states[0].leader == 2
