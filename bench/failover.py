@@ -19,18 +19,23 @@ Used by ``bench/replication.py`` (figures) and by
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from tests.integration.cluster.harness import Cluster, wait_until
+from tests.integration.cluster.harness import Cluster, PartitionView, wait_until
 from tests.integration.cluster.sequence import SequenceProducer, assert_no_loss, read_all
 
 PROBE_TOPIC = "failover-probe"
-# How often the survivors are asked for metadata while waiting: a 3,000-partition Metadata
-# answer costs a broker tens of milliseconds, so polling faster would slow what we measure.
+# How the survivors are asked for metadata while waiting (:func:`wait_for_topics`): every
+# POLL_S, only the topics not yet seen in the awaited state, about POLL_PARTITIONS
+# partitions per request.  A 3,000-partition Metadata answer costs a broker tens of
+# milliseconds; asking for all 30,000 partitions every 0.25 s (as this did first) kept a
+# survivor's event loop busy answering the measurement instead of failing over.
 POLL_S = 0.25
+POLL_PARTITIONS = 3000
 PROBE_PARTITIONS = 6
 # The properties the measured cluster runs with, besides the harness's short timeouts.  The
 # replica lag is 10 s (Kafka's default is 30 s), not the harness's 2 s: on two cores, three
@@ -81,14 +86,47 @@ def led_by(cluster: Cluster, broker_id: int, topics: list[str], via: int
             for p, view in views.items() if view.leader == broker_id}
 
 
-def all_led_by_others(cluster: Cluster, topics: list[str], gone: int, total: int) -> bool:
+TopicHolds = Callable[[str, dict[int, PartitionView]], bool]
+
+
+def wait_for_topics(cluster: Cluster, vias: list[int], counts: dict[str, int],
+                    holds: TopicHolds, timeout_s: float, what: str) -> None:
+    """Wait until ``holds(topic, partitions)`` for every topic of ``counts`` in the
+    Metadata of every broker of ``vias``.
+
+    What the states awaited here have in common: once reached, a topic stays in them
+    (leadership does not move back), so a topic seen to hold is not asked for again.
+    Each poll asks a broker for its remaining topics, about :data:`POLL_PARTITIONS`
+    partitions per request, and stops at the first request with a topic that does not
+    hold yet: while the failover runs, the measurement costs each broker one small
+    Metadata request per :data:`POLL_S`, and once everything holds, one sweep notices."""
+    remaining = {via: list(counts) for via in vias}
+
+    def all_hold() -> bool:
+        for via, names in remaining.items():
+            while names:
+                chunk: list[str] = []
+                for name in names:
+                    if sum(counts[n] for n in chunk) >= POLL_PARTITIONS:
+                        break
+                    chunk.append(name)
+                views = cluster.metadata(via, chunk)
+                settled = {name for name in chunk if holds(name, views.get(name, {}))}
+                names[:] = [name for name in names if name not in settled]
+                if len(settled) < len(chunk):
+                    break
+        return not any(remaining.values())
+    wait_until(all_hold, timeout_s, what, interval_s=POLL_S)
+
+
+def wait_led_by_others(cluster: Cluster, counts: dict[str, int], gone: int,
+                       timeout_s: float, what: str) -> None:
     """Every other live broker names a leader other than ``gone`` for every partition."""
-    for via in [b for b in cluster.live_ids() if b != gone]:
-        views = cluster.metadata(via, topics)
-        led = [v.leader for partitions in views.values() for v in partitions.values()]
-        if len(led) != total or any(leader in (gone, -1) for leader in led):
-            return False
-    return True
+    def holds(name: str, partitions: dict[int, PartitionView]) -> bool:
+        return len(partitions) == counts[name] and all(
+            view.leader not in (gone, -1) for view in partitions.values())
+    wait_for_topics(cluster, [b for b in cluster.live_ids() if b != gone], counts, holds,
+                    timeout_s, what)
 
 
 def scale_topics(topic_count: int, partitions_per_topic: int) -> dict[str, int]:
@@ -106,23 +144,26 @@ def measure(cluster: Cluster, topic_count: int = 3, partitions_per_topic: int = 
     report them when a later step fails."""
     topics = scale_topics(topic_count, partitions_per_topic)
     create_topics(cluster, {**(topics if create else {}), PROBE_TOPIC: PROBE_PARTITIONS})
-    names = [*topics, PROBE_TOPIC]
-    total = sum(topics.values()) + PROBE_PARTITIONS
+    counts = {**topics, PROBE_TOPIC: PROBE_PARTITIONS}
+    names = list(counts)
     survivor = next(b for b in cluster.brokers if b != victim)
     preferred = led_by(cluster, victim, names, via=survivor)
-    figures = FailoverFigures(total, len(preferred))
+    figures = FailoverFigures(sum(counts.values()), len(preferred))
 
     started = time.monotonic()
     cluster.kill(victim)
-    wait_until(lambda: all_led_by_others(cluster, names, victim, total), 120,
-               "new leaders for every partition", interval_s=POLL_S)
+    wait_led_by_others(cluster, counts, victim, 120, "new leaders for every partition")
     figures.kill_s = round(time.monotonic() - started, 2)
     _report(figures, progress)
 
     cluster.restart(victim)
     started = time.monotonic()
-    wait_until(lambda: led_by(cluster, victim, names, via=survivor) == preferred, 120,
-               "the restarted broker to lead its preferred partitions again", interval_s=POLL_S)
+
+    def led_as_preferred(name: str, partitions: dict[int, PartitionView]) -> bool:
+        return {(name, p) for p, view in partitions.items() if view.leader == victim} == {
+            key for key in preferred if key[0] == name}
+    wait_for_topics(cluster, [survivor], counts, led_as_preferred, 120,
+                    "the restarted broker to lead its preferred partitions again")
     figures.preferred_s = round(time.monotonic() - started, 2)
     _report(figures, progress)
     for name, count in topics.items():
@@ -136,8 +177,8 @@ def measure(cluster: Cluster, topic_count: int = 3, partitions_per_topic: int = 
         started = time.monotonic()
         assert process.process is not None
         process.process.terminate()
-        wait_until(lambda: all_led_by_others(cluster, names, victim, total), 60,
-                   "leadership to leave the stopping broker", interval_s=POLL_S)
+        wait_led_by_others(cluster, counts, victim, 60,
+                           "leadership to leave the stopping broker")
         figures.controlled_s = round(time.monotonic() - started, 2)
         _report(figures, progress)
         process.process.wait(60)
