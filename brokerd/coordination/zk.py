@@ -52,6 +52,7 @@ from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
 from brokerd.coordination.reconnect import reconnect_policy
 from brokerd.coordination.security_watch import SecurityEvents, SecurityWatch
 from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
+from brokerd.coordination.zk_handler import PollingHandler
 from brokerd.coordination.znodes import (
     BrokerRegistration,
     PartitionState,
@@ -124,7 +125,7 @@ class ZkCoordinator:
         self._clock = clock
         self._session_timeout_s = session_timeout_s
         self._client = KazooClient(hosts=self._hosts, timeout=session_timeout_s,
-                                   connection_retry=reconnect_policy())
+                                   connection_retry=reconnect_policy(), handler=PollingHandler())
         self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zk")
         self._topics = TopicCache(self._client, self._topic_event)
         self._isr_writes = IsrWriter(self._client, self._topics, self._submit)
@@ -496,8 +497,7 @@ class ZkCoordinator:
         for name, keys in dirty.items():
             if ASSIGNMENT not in keys and not self._topics.known(name):
                 continue  # a partition of a deleted topic
-            previous = self._topics.topics.get(name)
-            metadata = self._topics.read(name, keys)
+            previous, metadata = self._topics.topics.get(name), self._topics.read(name, keys)
             if metadata is not None and metadata is previous:
                 continue  # nothing new (TopicCache.read): the controller's own writes
             self._post(self._events.topic_changed, name, metadata)

@@ -1,0 +1,80 @@
+"""How fast one kazoo client reads N znodes back, pipelined, with kazoo's own handler and
+with :class:`~brokerd.coordination.zk_handler.PollingHandler`, while another thread of
+the process keeps the GIL busy (as a broker's event loop does during a failover).
+
+A broker re-reads every partition state the controller changes; this is that read,
+alone.  Rounds alternate the handlers; printed: seconds per round and the median::
+
+    .venv/bin/python -m bench.zk_reads --nodes 10000 --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import threading
+import time
+
+from kazoo.client import KazooClient
+from kazoo.handlers.threading import SequentialThreadingHandler
+
+from brokerd.coordination.zk_handler import PollingHandler
+from tests.support.services import start_zookeeper
+
+HANDLERS = {"kazoo": SequentialThreadingHandler, "polling": PollingHandler}
+
+
+def busy_loop(stop: threading.Event) -> None:
+    """Pure-Python work that holds the GIL except at the interpreter's switch points."""
+    while not stop.is_set():
+        sum(range(10_000))
+
+
+def read_back(address: str, handler: type[SequentialThreadingHandler], nodes: int) -> float:
+    client = KazooClient(hosts=address, handler=handler())
+    client.start()
+    try:
+        started = time.monotonic()
+        pending = [client.get_async(f"/bench/n{i}", watch=lambda event: None)
+                   for i in range(nodes)]
+        for result in pending:
+            result.get()
+        return time.monotonic() - started
+    finally:
+        client.stop()
+        client.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    zookeeper = start_zookeeper()
+    try:
+        setup = KazooClient(hosts=zookeeper.address)
+        setup.start()
+        setup.ensure_path("/bench")
+        for start in range(0, args.nodes, 1000):
+            transaction = setup.transaction()
+            for i in range(start, min(start + 1000, args.nodes)):
+                transaction.create(f"/bench/n{i}", b'{"leader":1,"leader_epoch":3,"isr":[1,3]}')
+            transaction.commit()
+        setup.stop()
+        stop = threading.Event()
+        hog = threading.Thread(target=busy_loop, args=(stop,), daemon=True)
+        hog.start()
+        seconds: dict[str, list[float]] = {name: [] for name in HANDLERS}
+        for _ in range(args.rounds):
+            for name, handler in HANDLERS.items():
+                seconds[name].append(read_back(zookeeper.address, handler, args.nodes))
+        stop.set()
+        for name, values in seconds.items():
+            print(f"{name:8} {args.nodes} pipelined reads: median {statistics.median(values):.2f} s"
+                  f"  ({', '.join(f'{v:.2f}' for v in values)})")
+    finally:
+        zookeeper.stop()
+
+
+if __name__ == "__main__":
+    main()
