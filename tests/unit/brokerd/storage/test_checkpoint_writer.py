@@ -175,3 +175,30 @@ def test_failures_are_logged_and_the_writer_goes_on(
     assert "could not write checkpoint" in caplog.text and "the whole batch" in caplog.text
     assert not (tmp_path / "first").exists() and not (tmp_path / "deleted-dir").exists()
     assert (tmp_path / "cp").read_bytes() == b"kept"
+
+
+def test_a_burst_arriving_in_pieces_is_gathered_into_one_batch(tmp_path: Path) -> None:
+    batches: list[int] = []
+
+    def replace(files: Mapping[Path, bytes]) -> Failures:
+        batches.append(len(files))
+        return replace_files(files)
+    writer = CheckpointWriter(replace, linger_s=30)  # only a burst or a waiter ends it
+    paths = partition_files(tmp_path, BURST_MIN_FILES + 8)
+    for start in range(0, len(paths), 10):  # pieces, as a reconciliation's chunks
+        for path in paths[start:start + 10]:
+            writer.submit(path, b"new")
+        threading.Event().wait(0.02)
+    for path in paths:
+        writer.wait(path)
+    assert batches[0] >= BURST_MIN_FILES and sum(batches) == len(paths)
+    assert all(p.read_bytes() == b"new" for p in paths)
+
+
+def test_a_waiter_ends_the_linger(tmp_path: Path) -> None:
+    writer = CheckpointWriter(linger_s=30)
+    writer.submit(tmp_path / "cp", b"now")
+    waiting = threading.Thread(target=writer.wait, args=(tmp_path / "cp",))
+    waiting.start()
+    waiting.join(10)  # a hang guard, far below the linger
+    assert not waiting.is_alive() and (tmp_path / "cp").read_bytes() == b"now"
