@@ -1,9 +1,10 @@
 """How fast one kazoo client reads N znodes back, pipelined, with kazoo's own handler and
-with :class:`~brokerd.coordination.zk_handler.PollingHandler`, while another thread of
-the process keeps the GIL busy (as a broker's event loop does during a failover).
+with :class:`~brokerd.coordination.zk_handler.PollingHandler`, at Python's default GIL
+switch interval (5 ms) and at the broker's (1 ms, ``brokerd/__main__.py``), while another
+thread of the process keeps the GIL busy (as a broker's event loop does in a failover).
 
 A broker re-reads every partition state the controller changes; this is that read,
-alone.  Rounds alternate the handlers; printed: seconds per round and the median::
+alone.  Rounds alternate the cases; printed: seconds per round and the median::
 
     .venv/bin/python -m bench.zk_reads --nodes 10000 --rounds 3
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import threading
 import time
 
@@ -64,14 +66,17 @@ def main() -> None:
         stop = threading.Event()
         hog = threading.Thread(target=busy_loop, args=(stop,), daemon=True)
         hog.start()
-        seconds: dict[str, list[float]] = {name: [] for name in HANDLERS}
+        seconds: dict[str, list[float]] = {}
         for _ in range(args.rounds):
-            for name, handler in HANDLERS.items():
-                seconds[name].append(read_back(zookeeper.address, handler, args.nodes))
+            for interval in (0.005, 0.001):
+                sys.setswitchinterval(interval)
+                for name, handler in HANDLERS.items():
+                    seconds.setdefault(f"{name}, switch {interval * 1000:.0f} ms", []).append(
+                        read_back(zookeeper.address, handler, args.nodes))
         stop.set()
         for name, values in seconds.items():
-            print(f"{name:8} {args.nodes} pipelined reads: median {statistics.median(values):.2f} s"
-                  f"  ({', '.join(f'{v:.2f}' for v in values)})")
+            print(f"{name:22} {args.nodes} pipelined reads: median "
+                  f"{statistics.median(values):.2f} s  ({', '.join(f'{v:.2f}' for v in values)})")
     finally:
         zookeeper.stop()
 

@@ -76,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     from brokerd.malloc_tuning import tune_malloc
 
     tune_malloc()
+    # A thread waiting for the GIL gets it after at most this long: 1 ms, not Python's
+    # 5 ms, because kazoo's connection thread and the ZooKeeper worker give the GIL up at
+    # every socket call, once or more per message, and behind a busy event loop each of
+    # those cost up to 5 ms (a survivor re-reading 30,000 partition states in a failover;
+    # bench.zk_reads, 10,000 reads beside a GIL-holding thread: 4.0 s -> 1.8 s median).
+    sys.setswitchinterval(0.001)
     try:
         uvloop.run(serve(config))
     except Exception:
