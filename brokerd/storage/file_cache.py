@@ -9,13 +9,13 @@ closed (unmapped) when the cache is over its budget and it is the least recently
 so the broker holds at most ``log.max.open.files`` of them whatever its partition count.
 
 Safety: a :class:`CachedFile` is used only while *pinned* (``with item as handle:``,
-:meth:`CachedFile.pin`, or a :class:`FilePin` that a fetch response's file regions hold
-until they are written), and the cache never closes a pinned one: with every file
-pinned the cache runs over its budget rather than close a descriptor under an in-flight
-read, fsync or sendfile. Closing is deferred the same way when the owner *retires* a file
-(its segment was deleted or closed). Reopening uses the current path (renames go through
-:meth:`OpenFileCache.rename`, under the same lock, so a reopen never sees a stale name)
-and never creates a file: only the first open does.
+:meth:`CachedFile.pin`, a :class:`FilePin` that a fetch response's file regions hold
+until they are written, or a writer's hold, below), and the cache never closes a pinned
+one: with every file pinned the cache runs over its budget rather than close a
+descriptor under an in-flight read, fsync or sendfile. Closing is deferred the same way
+when the owner *retires* a file (its segment was deleted or closed). Reopening uses the
+current path (renames go through :meth:`OpenFileCache.rename`, under the same lock, so a
+reopen never sees a stale name) and never creates a file: only the first open does.
 
 Writers' holds: a pin costs a lock round trip and an LRU move, and a small produce
 request pinned the active segment's ``.log`` and an index once each, a measurable share
