@@ -1,8 +1,8 @@
 """The message browser: read a few records of a topic as the tenant's own client would.
 
 The console holds no tenant credential, so it reads with an API key and secret the user gives
-(never stored), on the tenant listener (``settings.BOOTSTRAP_SERVERS``): the brokers then apply
-that key's tenant namespace (names are the tenant's own; another tenant's topic cannot even be
+(never stored), on a tenant listener (``settings.BROWSER_BOOTSTRAP_SERVERS``): the brokers
+then apply that key's tenant namespace (names are the tenant's own; another tenant's topic cannot even be
 named), its ACLs (Read and Describe on the topic) and its consumer quota, exactly as for any
 client.  No group joins and nothing is committed (the consumer only assigns partitions).
 
@@ -144,8 +144,8 @@ def start_offset(request: BrowseRequest, log_start: int, high_watermark: int,
 
 def _client_config(key: str, secret: str, max_bytes: int) -> dict[str, object]:
     config: dict[str, object] = {
-        "bootstrap.servers": settings.BOOTSTRAP_SERVERS,
-        "security.protocol": settings.CLIENT_SECURITY_PROTOCOL,
+        "bootstrap.servers": settings.BROWSER_BOOTSTRAP_SERVERS,
+        "security.protocol": settings.BROWSER_SECURITY_PROTOCOL,
         "sasl.mechanisms": "SCRAM-SHA-512", "sasl.username": key, "sasl.password": secret,
         "group.id": BROWSER_GROUP, "enable.auto.commit": False, "enable.partition.eof": True,
         "client.id": "kafkasaas-console-browser", "fetch.wait.max.ms": 100,
@@ -156,7 +156,7 @@ def _client_config(key: str, secret: str, max_bytes: int) -> dict[str, object]:
         "queued.max.messages.kbytes": max(1, max_bytes >> 10), "queued.min.messages": 1,
         "socket.timeout.ms": int(settings.KAFKA_ADMIN_TIMEOUT_S * 1000),
     }
-    if settings.SSL_CA_LOCATION and settings.CLIENT_SECURITY_PROTOCOL.endswith("SSL"):
+    if settings.SSL_CA_LOCATION and settings.BROWSER_SECURITY_PROTOCOL.endswith("SSL"):
         config["ssl.ca.location"] = settings.SSL_CA_LOCATION
     return config
 

@@ -19,6 +19,8 @@
 | TOPIC_DISCOVERY_INTERVAL_S | 2                             | topics made over Kafka: discovery (beat) |
 | ACL_DISCOVERY_INTERVAL_S   | 2                             | ACLs made over Kafka: import (beat) |
 | OPERATOR_BOOTSTRAP_SERVERS | BOOTSTRAP_SERVERS             | PLAINTEXT listener the admin client uses |
+| BROWSER_BOOTSTRAP_SERVERS | BOOTSTRAP_SERVERS              | SASL listener the message browser reads |
+| BROWSER_SECURITY_PROTOCOL | CLIENT_SECURITY_PROTOCOL       | that listener's protocol                   |
 | KAFKA_ADMIN_TIMEOUT_S | 5                                  | per admin request of the control plane     |
 | LAG_SNAPSHOT_INTERVAL_S | 5                                | consumer-lag snapshot period (Celery beat) |
 | LAG_HISTORY_SECONDS | 900                                  | lag history kept for the charts            |
@@ -175,6 +177,11 @@ REASSIGNMENT_TRACK_INTERVAL_S = float(os.environ.get("REASSIGNMENT_TRACK_INTERVA
 TOPIC_DISCOVERY_INTERVAL_S = float(os.environ.get("TOPIC_DISCOVERY_INTERVAL_S", "2"))
 ACL_DISCOVERY_INTERVAL_S = float(os.environ.get("ACL_DISCOVERY_INTERVAL_S", "2"))
 OPERATOR_BOOTSTRAP_SERVERS = os.environ.get("OPERATOR_BOOTSTRAP_SERVERS", BOOTSTRAP_SERVERS)
+# The console's message browser reads with the tenant's API key on a SASL listener the
+# control plane can reach: the clients' one unless, as in docker-compose, that address
+# (localhost:9292) names the host outside the control plane's container.
+BROWSER_BOOTSTRAP_SERVERS = os.environ.get("BROWSER_BOOTSTRAP_SERVERS", BOOTSTRAP_SERVERS)
+BROWSER_SECURITY_PROTOCOL = os.environ.get("BROWSER_SECURITY_PROTOCOL", CLIENT_SECURITY_PROTOCOL)
 KAFKA_ADMIN_TIMEOUT_S = float(os.environ.get("KAFKA_ADMIN_TIMEOUT_S", "5"))
 LAG_SNAPSHOT_INTERVAL_S = float(os.environ.get("LAG_SNAPSHOT_INTERVAL_S", "5"))
 LAG_HISTORY_SECONDS = int(os.environ.get("LAG_HISTORY_SECONDS", "900"))

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dashboard.message_browser import BrowseRequest, Shown, render, start_offset
+from dashboard.message_browser import BrowseRequest, Shown, _client_config, render, start_offset
 from dashboard.topic_forms import parse_timestamp
 from dashboard.topic_traffic import minute_series
 
@@ -44,6 +44,23 @@ def test_start_offset() -> None:
 def test_browse_requests_are_bounded(fields: dict) -> None:
     with pytest.raises(ValueError):
         BrowseRequest(**fields)
+
+
+def test_the_browser_reads_as_the_tenant_on_its_own_listener(settings) -> None:  # type: ignore[no-untyped-def]
+    """docker-compose's control plane cannot reach the clients' localhost:9292: the
+    browser then uses BROWSER_BOOTSTRAP_SERVERS (a SASL_PLAINTEXT listener on the compose
+    network), still with the tenant's key, and offers no CA to a plaintext listener."""
+    settings.BOOTSTRAP_SERVERS, settings.CLIENT_SECURITY_PROTOCOL = "localhost:9292", "SASL_SSL"
+    settings.BROWSER_BOOTSTRAP_SERVERS = "broker1:9192,broker2:9192"
+    settings.BROWSER_SECURITY_PROTOCOL = "SASL_PLAINTEXT"
+    settings.SSL_CA_LOCATION = "/certs/ca.pem"
+    config = _client_config("key", "secret", 1 << 20)
+    assert config["bootstrap.servers"] == "broker1:9192,broker2:9192"
+    assert config["security.protocol"] == "SASL_PLAINTEXT"
+    assert (config["sasl.username"], config["sasl.password"]) == ("key", "secret")
+    assert "ssl.ca.location" not in config
+    settings.BROWSER_SECURITY_PROTOCOL = "SASL_SSL"
+    assert _client_config("key", "secret", 1 << 20)["ssl.ca.location"] == "/certs/ca.pem"
 
 
 def test_parse_timestamp() -> None:

@@ -57,25 +57,30 @@ def _option(command: str, flag: str) -> list[str]:
 def test_the_listeners_the_console_names_exist_and_reach_the_host() -> None:
     """The console's client snippets name BOOTSTRAP_SERVERS with CLIENT_SECURITY_PROTOCOL
     (SASL_SSL) and MTLS_BOOTSTRAP_SERVERS with SSL: each address is a broker's advertised
-    listener of that protocol, listened on and published on the same port; the operator
-    PLAINTEXT listener the control plane uses stays on the compose network."""
+    listener of that protocol, listened on and published on the same port; the listeners
+    the control plane uses (operator PLAINTEXT, the message browser's SASL_PLAINTEXT) are
+    advertised under the brokers' compose names and stay on the compose network."""
     services = yaml.safe_load((REPO_ROOT / "docker-compose.yml").read_text())["services"]
     web = services["web"]["environment"]
     brokers = [services[f"broker{i}"] for i in (1, 2, 3)]
     advertised = {url for b in brokers for url in _option(b["command"], "--advertised-listeners")}
     for protocol, servers in ((web["CLIENT_SECURITY_PROTOCOL"], web["BOOTSTRAP_SERVERS"]),
                               ("SSL", web["MTLS_BOOTSTRAP_SERVERS"]),
-                              ("PLAINTEXT", web["OPERATOR_BOOTSTRAP_SERVERS"])):
+                              ("PLAINTEXT", web["OPERATOR_BOOTSTRAP_SERVERS"]),
+                              (web["BROWSER_SECURITY_PROTOCOL"], web["BROWSER_BOOTSTRAP_SERVERS"])):
         for address in servers.split(","):
             assert f"{protocol}://{address}" in advertised, (protocol, address)
     assert web["CLIENT_SECURITY_PROTOCOL"] == "SASL_SSL"
+    assert web["BROWSER_SECURITY_PROTOCOL"].startswith("SASL_")  # reads as the tenant
+    assert not any(address.startswith("localhost:")
+                   for address in web["BROWSER_BOOTSTRAP_SERVERS"].split(","))
     for broker in brokers:
         listeners = _option(broker["command"], "--listeners")
         published = {mapping.split(":")[0] for mapping in broker.get("ports", [])}
         for url in _option(broker["command"], "--advertised-listeners"):
             protocol, port = url.split("://")[0], url.rsplit(":", 1)[1]
             assert f"{protocol}://0.0.0.0:{port}" in listeners, url
-            assert (port in published) == (protocol != "PLAINTEXT"), url
+            assert (port in published) == protocol.endswith("SSL"), url
 
 
 def test_compose_brokers_start_from_their_command_and_properties(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -95,6 +100,7 @@ def test_compose_brokers_start_from_their_command_and_properties(tmp_path) -> No
         subprocess.run(["sh", "-c", script, "broker", "true"], check=True, timeout=30)
         command = broker["command"].replace("/tmp/broker.properties", str(properties))
         config = config_from_args(build_parser().parse_args(command.split()[1:]))
-        assert {endpoint.name for endpoint in config.listeners} == {"PLAINTEXT", "SASL_SSL", "SSL"}
+        assert {endpoint.name for endpoint in config.listeners} == {
+            "PLAINTEXT", "SASL_PLAINTEXT", "SASL_SSL", "SSL"}
         assert config.static_props["ssl.client.auth"] == "required"
         assert config.inter_broker_listener_name == "PLAINTEXT"
