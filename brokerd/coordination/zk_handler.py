@@ -46,7 +46,9 @@ def poll_select(rlist: Sequence[Any], wlist: Sequence[Any], xlist: Sequence[Any]
     poller = select.poll()
     for fd, mask in masks.items():
         poller.register(fd, mask)
-    ready = dict(poller.poll(None if timeout is None else math.ceil(timeout * 1000)))
+    # A negative timeout polls once, as selectors do; poll() itself would wait forever.
+    wait_ms = None if timeout is None else max(0, math.ceil(timeout * 1000))
+    ready = dict(poller.poll(wait_ms))
     return ([f for f in rlist if ready.get(_fd(f), 0) & _READABLE],
             [f for f in wlist if ready.get(_fd(f), 0) & _WRITABLE],
             [f for f in xlist if ready.get(_fd(f), 0) & select.POLLPRI])

@@ -29,3 +29,12 @@ def test_a_hang_up_reads_as_readable_and_a_timeout_as_nothing() -> None:
         assert poll_select([left], [], [], 1) == ([left], [], [])  # the next recv sees EOF
     finally:
         left.close()
+
+
+def test_a_negative_timeout_polls_once_instead_of_waiting_forever() -> None:
+    left, right = socket.socketpair()
+    try:
+        assert poll_select([left], [], [], -1.0) == ([], [], [])
+    finally:
+        left.close()
+        right.close()
