@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 ASSIGNMENT = -1  # the topic node itself: replicas, adding/removing, or the topic is gone
 CONFIG = -2  # the topic's config node
 Watcher = Callable[[Any], None]
+StateRequests = dict[int, Any]  # partition -> kazoo's pending get_async result
 
 
 class TopicCache:
@@ -67,16 +68,36 @@ class TopicCache:
         current = self.topics.get(name)
         if current is None or ASSIGNMENT in keys:
             return self._read_topic(name, current, {k for k in keys if k >= 0})
-        partitions = [k for k in keys if k >= 0 and k in current.replicas]
-        read = self._read_states(name, partitions)
-        cached = current.states
-        if CONFIG not in keys and all(
-                p in cached and cached[p].zk_version == state.zk_version
-                for p, state in read.items()):
-            return current
-        config = self._read_config(name) if CONFIG in keys else current.config
-        return self._store(dataclasses.replace(current, states={**cached, **read},
-                                               config=config))
+        return self._merge(current, keys, self._read_states(name, _partitions(current, keys)))
+
+    def read_changed(self, dirty: dict[str, set[int]]) -> dict[str, TopicMetadata | None]:
+        """Re-read every dirty topic (its ``keys`` as for :meth:`read`) and return those
+        that changed: new metadata, or None for a topic gone.  Left out: topics whose
+        states read back at the cached versions, and partitions of topics no longer
+        watched (deleted ones).
+
+        Why all topics' state reads are sent before any answer is collected: a failover
+        changes states in every topic, and waiting for one topic's answers before sending
+        the next topic's requests cost one round trip per topic (30 at 30,000
+        partitions), seconds on a loaded broker.  Whole-topic reads (assignment changes,
+        topics not cached) are rare and stay one topic at a time."""
+        wanted = {name: keys for name, keys in dirty.items()
+                  if ASSIGNMENT in keys or self.known(name)}
+        requests = {name: self._request_states(name, _partitions(self.topics[name], keys))
+                    for name, keys in wanted.items()
+                    if name in self.topics and ASSIGNMENT not in keys}
+        changed: dict[str, TopicMetadata | None] = {}
+        for name, keys in wanted.items():
+            previous = self.topics.get(name)
+            metadata: TopicMetadata | None
+            if name in requests and previous is not None:
+                metadata = self._merge(previous, keys,
+                                       self._collect_states(name, requests[name]))
+            else:
+                metadata = self._read_topic(name, previous, {k for k in keys if k >= 0})
+            if metadata is None or metadata is not previous:
+                changed[name] = metadata
+        return changed
 
     def put_states(self, name: str, states: dict[int, PartitionState]) -> None:
         """Record states this broker wrote itself (the controller), before their watch
@@ -145,26 +166,48 @@ class TopicCache:
             raw, _ = self._client.get(path, watch=watcher)
         return znodes.decode_topic_config(raw)
 
+    def _merge(self, current: TopicMetadata, keys: set[int],
+               read: dict[int, PartitionState]) -> TopicMetadata:
+        """``current`` with the states just read (and the config, when named), or
+        ``current`` itself when every state read back at its cached version."""
+        cached = current.states
+        if CONFIG not in keys and all(
+                p in cached and cached[p].zk_version == state.zk_version
+                for p, state in read.items()):
+            return current
+        config = self._read_config(current.name) if CONFIG in keys else current.config
+        return self._store(dataclasses.replace(current, states={**cached, **read},
+                                               config=config))
+
     def _read_states(self, name: str, partitions: Iterable[int]) -> dict[int, PartitionState]:
-        """Pipelined reads; a missing state node gets an exists-watch so its creation (by
-        the controller) is reported."""
+        return self._collect_states(name, self._request_states(name, partitions))
+
+    def _request_states(self, name: str, partitions: Iterable[int]) -> StateRequests:
+        """Send the reads (with their watches) without waiting for any answer."""
         watcher = self._watcher(name)
-        paths = {p: znodes.partition_state_path(name, p) for p in partitions}
-        gets = {p: self._client.get_async(path, watch=watcher) for p, path in paths.items()}
+        return {p: self._client.get_async(znodes.partition_state_path(name, p),
+                                          watch=watcher)
+                for p in partitions}
+
+    def _collect_states(self, name: str, requests: StateRequests) -> dict[int, PartitionState]:
+        """Wait for the answers; a missing state node gets an exists-watch so its creation
+        (by the controller) is reported."""
+        watcher = self._watcher(name)
         states: dict[int, PartitionState] = {}
         missing: dict[int, Any] = {}
-        for partition, result in gets.items():
+        for partition, result in requests.items():
             try:
                 raw, stat = result.get()
                 states[partition] = PartitionState.decode(raw, stat.version)
             except NoNodeError:
-                missing[partition] = self._client.exists_async(paths[partition],
-                                                               watch=watcher)
+                missing[partition] = self._client.exists_async(
+                    znodes.partition_state_path(name, partition), watch=watcher)
             except znodes.ZnodeFormatError:
                 log.exception("ignoring unreadable state of %s-%d", name, partition)
         for partition, result in missing.items():
             if result.get() is not None:  # created between the two reads
-                raw, stat = self._client.get(paths[partition], watch=watcher)
+                raw, stat = self._client.get(znodes.partition_state_path(name, partition),
+                                             watch=watcher)
                 states[partition] = PartitionState.decode(raw, stat.version)
         return states
 
@@ -186,3 +229,8 @@ class TopicCache:
                     self._on_change(name, ASSIGNMENT)
             self._watchers[name] = watcher
         return watcher
+
+
+def _partitions(current: TopicMetadata, keys: set[int]) -> list[int]:
+    """The partitions ``keys`` names that the topic's assignment still has."""
+    return [k for k in keys if k >= 0 and k in current.replicas]

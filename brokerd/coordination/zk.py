@@ -488,21 +488,17 @@ class ZkCoordinator:
         self._submit(self._flush_sync)
 
     def _flush_sync(self) -> None:
-        """Re-read everything marked dirty, post one ``topic_changed`` per topic, then let
-        the controller act on what it read."""
+        """Re-read everything marked dirty (pipelined across topics), post one
+        ``topic_changed`` per changed topic, then let the controller act on what it
+        read."""
         with self._dirty_lock:
             dirty, self._dirty = self._dirty, {}
             self._flush_queued = False
         changed: dict[str, set[int]] = {}
-        for name, keys in dirty.items():
-            if ASSIGNMENT not in keys and not self._topics.known(name):
-                continue  # a partition of a deleted topic
-            previous, metadata = self._topics.topics.get(name), self._topics.read(name, keys)
-            if metadata is not None and metadata is previous:
-                continue  # nothing new (TopicCache.read): the controller's own writes
+        for name, metadata in self._topics.read_changed(dirty).items():
             self._post(self._events.topic_changed, name, metadata)
             if metadata is not None:
-                changed[name] = keys
+                changed[name] = dirty[name]
         self._controller.topics_read(changed)
 
     def _on_delete_requests(self, children: list[str]) -> None:

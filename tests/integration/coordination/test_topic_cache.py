@@ -69,3 +69,43 @@ def test_a_state_read_back_at_its_cached_version_is_no_change_and_stays_watched(
     wait_for(events, 2)
     metadata = cache.read("t", {0})
     assert metadata is not cached and metadata is not None and metadata.states[0].leader == 2
+
+
+def test_a_batch_re_read_across_topics_returns_only_the_topics_that_changed(
+        zk: KazooClient) -> None:
+    """The flush after a failover re-reads many topics at once (all requests sent, then
+    all answers collected): each changed topic comes back with its fresh states, and a
+    topic whose states read back at the cached versions (the controller's own writes)
+    is left out."""
+    names = ("a", "b", "c")
+    for name in names:
+        zk.create(znodes.topic_path(name),
+                  TopicAssignment(uuid.uuid4(), {0: (1, 2), 1: (2, 1)}).encode(),
+                  makepath=True)
+        for partition in (0, 1):
+            zk.create(znodes.partition_state_path(name, partition),
+                      PartitionState(1, 0, (1, 2)).encode(), makepath=True)
+    events: list[tuple[str, int]] = []
+    cache = TopicCache(zk, lambda name, key: events.append((name, key)))
+    for name in names:
+        cache.read(name, {ASSIGNMENT})
+
+    zk.set(znodes.partition_state_path("a", 0), PartitionState(2, 1, (2,)).encode())
+    zk.set(znodes.partition_state_path("b", 1), PartitionState(2, 1, (2,)).encode())
+    own = PartitionState(2, 1, (2,))
+    stat = zk.set(znodes.partition_state_path("c", 0), own.encode())
+    cache.put_states("c", {0: dataclasses.replace(own, zk_version=stat.version)})
+    cached_c = cache.topics["c"]
+    wait_for(events, 3)
+
+    changed = cache.read_changed({"a": {0}, "b": {1}, "c": {0}})
+
+    assert sorted(changed) == ["a", "b"]
+    a, b = changed["a"], changed["b"]
+    assert a is not None and a.states[0].leader == 2 and a.states[1].leader == 1
+    assert b is not None and b.states[1].leader == 2 and b.states[0].leader == 1
+    assert cache.topics["a"] is a and cache.topics["c"] is cached_c
+
+    zk.set(znodes.partition_state_path("c", 0), PartitionState(1, 2, (1, 2)).encode())
+    wait_for(events, 4)  # the batch re-read armed c's watch again
+    assert events[3] == ("c", 0)
