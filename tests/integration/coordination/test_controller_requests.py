@@ -59,6 +59,10 @@ def test_preferred_election_on_request_and_periodically(zk_connect: str,
                 state = read_state(zk, "t", p)
                 zk.set(znodes.partition_state_path("t", p), znodes.PartitionState(
                     2, 1, (2, 1), state.controller_epoch).encode())
+            # The controller must have read the move first: until then the events still show
+            # the first leader, and the wait below would pass before any election.
+            await events.until(lambda: all(events.topic("t").states[p].leader == 2
+                                           for p in (0, 1)))
 
             write_admin(zk, znodes.PREFERRED_ELECTION, [{"topic": "t", "partition": 0}])
             await events.until(lambda: events.topic("t").states[0].leader == 1)
