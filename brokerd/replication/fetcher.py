@@ -83,6 +83,7 @@ class _Fetching:
     needs_truncation: bool = True
     parked_until: float = 0.0
     throttled: bool = field(default=False)
+    parked_error: int = 0  # the last error that parked it (logged when it changes)
 
 
 class FollowerSession:
@@ -321,8 +322,12 @@ class ReplicaFetcher:
         fetching.needs_truncation = False
 
     def _park(self, key: Key, fetching: _Fetching, error: int) -> None:
-        log.debug("%s-%d: leader %d answered error %d; retrying later", key[0], key[1],
-                  self.leader_id, error)
+        # Once per new error, not per retry: a partition parked for minutes (a follower
+        # that never rejoins the ISR) must leave a trace without flooding the log.
+        level = logging.INFO if error != fetching.parked_error else logging.DEBUG
+        fetching.parked_error = error
+        log.log(level, "%s-%d: leader %d answered error %d in epoch %d; retrying later",
+                key[0], key[1], self.leader_id, error, fetching.leader_epoch)
         fetching.parked_until = time.monotonic() + BACKOFF_S
         self._stale.add(key)
 
@@ -388,6 +393,7 @@ class ReplicaFetcher:
                         fetch_offset, exc)
             self._park(key, fetching, int(exc.error_code))
             return
+        fetching.parked_error = 0
         if fetching.throttled:
             self._throttle.charge(len(data), time.monotonic())
 
