@@ -214,9 +214,8 @@ class CheckpointWriter:
     up to ``linger_s`` for more, because a burst arrives in pieces (a broker applies
     leaderships 16 partitions per event-loop turn) and without the linger each piece
     became a small batch paying per-file fsyncs (seen in the 30,000-partition failover).
-    Coalescing: at most one write per
-    path is pending; a newer content replaces it, since only the latest state of a
-    checkpoint matters.  Ordering: batches run one after another and a path is in at most
+    Coalescing: at most one write per path is pending; a newer content replaces it, since
+    only the latest state of a checkpoint matters.  Ordering: batches run one after another and a path is in at most
     one of them at a time, so a path's contents land in the order they were submitted
     (the last submitted is the last written).
 

@@ -22,8 +22,9 @@ def wait_for(events: list[tuple[str, int]], count: int) -> None:
         time.sleep(0.01)
 
 
-def test_a_state_changed_with_the_assignment_is_read_and_watched_again(
-        zk: KazooClient) -> None:
+def one_partition_topic(zk: KazooClient) -> tuple[TopicCache, list[tuple[str, int]], str]:
+    """Topic ``t`` (one partition on brokers 2 and 3, led by 2) read into a fresh cache:
+    the cache, the watch events it reports, and the partition's state path."""
     zk.create(znodes.topic_path("t"), TopicAssignment(uuid.uuid4(), {0: (2, 3)}).encode(),
               makepath=True)
     state_path = znodes.partition_state_path("t", 0)
@@ -31,6 +32,12 @@ def test_a_state_changed_with_the_assignment_is_read_and_watched_again(
     events: list[tuple[str, int]] = []
     cache = TopicCache(zk, lambda name, key: events.append((name, key)))
     cache.read("t", {ASSIGNMENT})
+    return cache, events, state_path
+
+
+def test_a_state_changed_with_the_assignment_is_read_and_watched_again(
+        zk: KazooClient) -> None:
+    cache, events, state_path = one_partition_topic(zk)
 
     zk.set(state_path, PartitionState(2, 1, (2, 1)).encode())
     zk.set(znodes.topic_path("t"), TopicAssignment(
@@ -50,13 +57,7 @@ def test_a_state_read_back_at_its_cached_version_is_no_change_and_stays_watched(
         zk: KazooClient) -> None:
     """The controller's own writes come back through its watches: the re-read (which
     re-arms the watch) returns the cached topic itself, so nothing is posted again."""
-    zk.create(znodes.topic_path("t"), TopicAssignment(uuid.uuid4(), {0: (2, 3)}).encode(),
-              makepath=True)
-    state_path = znodes.partition_state_path("t", 0)
-    zk.create(state_path, PartitionState(2, 0, (2, 3)).encode(), makepath=True)
-    events: list[tuple[str, int]] = []
-    cache = TopicCache(zk, lambda name, key: events.append((name, key)))
-    cache.read("t", {ASSIGNMENT})
+    cache, events, state_path = one_partition_topic(zk)
 
     written = PartitionState(3, 1, (3,))
     stat = zk.set(state_path, written.encode())

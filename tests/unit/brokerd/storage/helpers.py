@@ -1,9 +1,13 @@
-"""Assertions over what a log returns to readers."""
+"""Assertions over what a log returns to readers, and a loaded LogManager."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from brokerd.protocol.records import BatchHeader, iter_batches, validate_batch
-from brokerd.storage import Log
+from brokerd.storage import Log, LogConfig, LogManager
+
+from .conftest import FakeClock
 
 
 def read_all(log: Log, start: int | None = None) -> list[BatchHeader]:
@@ -23,3 +27,10 @@ def read_all(log: Log, start: int | None = None) -> list[BatchHeader]:
 
 def offsets(headers: list[BatchHeader]) -> list[tuple[int, int]]:
     return [(h.base_offset, h.last_offset) for h in headers]
+
+
+def manager(dirs: list[Path], clock: FakeClock, **config: object) -> LogManager:
+    """A loaded LogManager over ``dirs`` with a config built from ``config``."""
+    result = LogManager(dirs, LogConfig(**config), clock=clock)  # type: ignore[arg-type]
+    result.load()
+    return result

@@ -4,13 +4,7 @@ from brokerd.storage import LogConfig, LogManager
 from brokerd.storage.checkpoint import read_offset_checkpoint
 
 from .conftest import FakeClock, batch, commit
-from .helpers import offsets, read_all
-
-
-def manager(dirs: list[Path], clock: FakeClock, **config: object) -> LogManager:
-    result = LogManager(dirs, LogConfig(**config), clock=clock)  # type: ignore[arg-type]
-    result.load()
-    return result
+from .helpers import manager, offsets, read_all
 
 
 def test_create_append_close_and_reload(tmp_path: Path, clock: FakeClock) -> None:

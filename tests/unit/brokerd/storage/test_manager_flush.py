@@ -4,15 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from brokerd.storage import Log, LogConfig, LogManager
+from brokerd.storage import Log
 
 from .conftest import FakeClock, batch
-
-
-def manager(path: Path, clock: FakeClock, **config: object) -> LogManager:
-    result = LogManager([path], LogConfig(**config), clock=clock)  # type: ignore[arg-type]
-    result.load()
-    return result
+from .helpers import manager
 
 
 def forbid_policy_checks(monkeypatch: pytest.MonkeyPatch, log: Log) -> None:
@@ -25,7 +20,7 @@ def forbid_policy_checks(monkeypatch: pytest.MonkeyPatch, log: Log) -> None:
 
 def test_idle_logs_are_not_visited(tmp_path: Path, clock: FakeClock,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    logs = manager(tmp_path, clock, flush_messages=1)
+    logs = manager([tmp_path], clock, flush_messages=1)
     idle = [logs.get_or_create("idle", p) for p in range(3)]
     busy = logs.get_or_create("busy", 0)
     assert logs.logs_due_for_flush(clock.now_ms) == []  # the first round forgets them
@@ -42,7 +37,7 @@ def test_idle_logs_are_not_visited(tmp_path: Path, clock: FakeClock,
 
 def test_flush_messages_asks_for_a_flush_after_that_many_records(
         tmp_path: Path, clock: FakeClock) -> None:
-    logs = manager(tmp_path, clock, flush_messages=3)
+    logs = manager([tmp_path], clock, flush_messages=3)
     log = logs.get_or_create("t", 0)
     log.append_as_leader(batch(2), 0)
     assert logs.logs_due_for_flush(clock.now_ms) == []
@@ -54,7 +49,7 @@ def test_flush_messages_asks_for_a_flush_after_that_many_records(
 
 def test_flush_ms_asks_for_a_flush_once_that_long_since_the_last(
         tmp_path: Path, clock: FakeClock) -> None:
-    logs = manager(tmp_path, clock, flush_ms=1000)
+    logs = manager([tmp_path], clock, flush_ms=1000)
     log = logs.get_or_create("t", 0)
     clock.advance(5000)
     assert logs.logs_due_for_flush(clock.now_ms) == []  # nothing appended: nothing due
@@ -73,7 +68,7 @@ def test_flush_ms_asks_for_a_flush_once_that_long_since_the_last(
 
 def test_a_rolled_segment_is_flushed_whatever_the_policy(tmp_path: Path,
                                                          clock: FakeClock) -> None:
-    logs = manager(tmp_path, clock)  # flush.messages and flush.ms: never
+    logs = manager([tmp_path], clock)  # flush.messages and flush.ms: never
     log = logs.get_or_create("t", 0)
     log.append_as_leader(batch(2), 0)
     assert logs.logs_due_for_flush(clock.now_ms) == []
@@ -84,7 +79,7 @@ def test_a_rolled_segment_is_flushed_whatever_the_policy(tmp_path: Path,
 
 
 def test_a_deleted_log_leaves_the_set(tmp_path: Path, clock: FakeClock) -> None:
-    logs = manager(tmp_path, clock, flush_messages=1)
+    logs = manager([tmp_path], clock, flush_messages=1)
     log = logs.get_or_create("t", 0)
     log.append_as_leader(batch(1), 0)
     assert logs.delete("t", 0)
