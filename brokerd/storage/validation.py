@@ -70,11 +70,12 @@ def segment_sized_runs(
     runs: list[tuple[int, int, list[BatchHeader]]] = []
     for position, header in batches:
         end = position + header.size_in_bytes
-        if runs and end - runs[-1][0] <= segment_bytes:
-            start, _, headers = runs[-1]
-            runs[-1] = (start, end, [*headers, header])
-        else:
+        if not runs or end - runs[-1][0] > segment_bytes:
             runs.append((position, end, [header]))
+        else:
+            start, _, headers = runs[-1]
+            headers.append(header)  # in place: a 1 MB fetch may hold thousands of batches
+            runs[-1] = (start, end, headers)
     return runs
 
 
