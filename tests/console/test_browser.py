@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -62,9 +62,18 @@ def browser() -> Iterator[webdriver.Chrome]:
 
 def wait(driver: webdriver.Chrome, condition: Callable[[webdriver.Chrome], object],
          timeout: float = 30.0) -> object:
-    # a condition may read an element of the page being navigated away from: just poll again
-    return WebDriverWait(driver, timeout, poll_frequency=0.2,
-                         ignored_exceptions=[StaleElementReferenceException]).until(condition)
+    """Poll ``condition`` until it holds.  It may read an element of the page being
+    navigated away from, which chromedriver reports as a stale element or as a node that
+    "does not belong to the document" (seen once in make test): both poll again."""
+    def polled(d: webdriver.Chrome) -> object:
+        try:
+            return condition(d)
+        except WebDriverException as exc:
+            if isinstance(exc, StaleElementReferenceException) or (
+                    "does not belong to the document" in str(exc)):
+                return False
+            raise
+    return WebDriverWait(driver, timeout, poll_frequency=0.2).until(polled)
 
 
 def sign_in(driver: webdriver.Chrome, stack: Stack, username: str) -> None:
