@@ -96,12 +96,25 @@ class Controller:
         self.repair(keys)
         self._advance_reassignments([name for name in changed if self._reassigning(name)])
 
-    def brokers_changed(self) -> None:
-        """Broker loss or return: repair all partitions in one batch."""
+    def brokers_changed(self, bounced: set[int] | None = None) -> None:
+        """Broker loss or return: repair all partitions in one batch.  ``bounced`` brokers
+        re-registered since the last look (a restart within the old session): as in
+        Kafka, first handled as failed, so they lose their leaderships and ISR places
+        (a restarted leader may have lost unflushed data its followers hold), then as
+        started; they rejoin ISRs by fetching."""
         if not self.active:
             return
         started = time.monotonic()
-        elected = self.repair(None)
+        elected = 0
+        if bounced:
+            log.info("brokers %s re-registered (restarted): moving their leaderships",
+                     sorted(bounced))
+            returned, self.live = self.live, self.live - bounced
+            try:
+                elected = self.repair(None)
+            finally:
+                self.live = returned
+        elected += self.repair(None)
         if elected:
             log.info("elected %d leaders in %.1f ms", elected,
                      (time.monotonic() - started) * 1000)

@@ -46,6 +46,7 @@ from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from brokerd.coordination import security_writes, writes, znodes
+from brokerd.coordination.broker_watch import LiveBroker, bounced, read_live_brokers
 from brokerd.coordination.controller import Controller
 from brokerd.coordination.isr_writes import IsrRequest, IsrWriter
 from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
@@ -129,6 +130,7 @@ class ZkCoordinator:
         self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zk")
         self._topics = TopicCache(self._client, self._topic_event)
         self._isr_writes = IsrWriter(self._client, self._topics, self._submit)
+        self._live_brokers: dict[int, LiveBroker] = {}  # the last snapshot (worker thread)
         self._controller = Controller(
             self._client, self._topics, registration.broker_id,
             lambda metadata: self._post(self._events.topic_changed, metadata.name, metadata))
@@ -179,7 +181,7 @@ class ZkCoordinator:
         self.cluster_id = writes.read_or_create_cluster_id(self._client)
         self._register_sync()
         self._client.add_listener(self._on_state)
-        ChildrenWatch(self._client, znodes.BROKER_IDS, self._on_broker_children)
+        self._refresh_brokers_sync()  # arms the /brokers/ids watch
         ChildrenWatch(self._client, znodes.TOPICS, self._on_topic_children)
         ChildrenWatch(self._client, znodes.DELETE_TOPICS, self._on_delete_requests)
         ChildrenWatch(self._client, znodes.CONTROLLED_SHUTDOWN, self._on_shutdown_requests)
@@ -308,12 +310,14 @@ class ZkCoordinator:
         for name in self._client.get_children(znodes.TOPICS):
             self._topic_event(name, ASSIGNMENT)
         self._submit(self._elect_sync)  # re-arms the /controller watch (its event was lost)
+        self._submit(self._refresh_brokers_sync)  # and the /brokers/ids one
 
     def _new_session_sync(self) -> None:
         log.warning("ZooKeeper session was lost; re-registering broker %d", self.broker_id)
         self._register_sync()
         self._topics.forget_all()  # the session's watches are gone: read everything again
         self._elect_sync()
+        self._refresh_brokers_sync()
         for name in self._client.get_children(znodes.TOPICS):
             self._topic_event(name, ASSIGNMENT)
 
@@ -379,23 +383,22 @@ class ZkCoordinator:
 
     # ---- brokers ---------------------------------------------------------------------
 
-    def _on_broker_children(self, children: list[str]) -> None:
-        self._submit(self._refresh_brokers_sync, children)
+    def _on_broker_event(self, event: Any) -> None:
+        self._submit(self._refresh_brokers_sync)
 
-    def _refresh_brokers_sync(self, children: list[str]) -> None:
-        brokers: dict[int, BrokerRegistration] = {}
-        for child in children:
-            try:
-                data, _ = self._client.get(f"{znodes.BROKER_IDS}/{child}")
-                brokers[int(child)] = BrokerRegistration.decode(int(child), data)
-            except (NoNodeError, ValueError):
-                continue
+    def _refresh_brokers_sync(self) -> None:
+        """Read every registration (see :mod:`.broker_watch`: no change goes unseen) and
+        re-arm the one-shot watch on ``/brokers/ids``."""
+        live = read_live_brokers(self._client, watch=self._on_broker_event)
+        restarted = bounced(self._live_brokers, live)
+        self._live_brokers = live
+        brokers = {broker: entry.registration for broker, entry in live.items()}
         self._controller.live = set(brokers)
         self._controller.offline = {broker: set(registration.offline_replicas)
                                     for broker, registration in brokers.items()
                                     if registration.offline_replicas}
         self._post(self._events.brokers_changed, brokers)
-        self._controller.brokers_changed()
+        self._controller.brokers_changed(restarted)
 
     def _on_log_dir_events(self, children: list[str]) -> None:
         if children:
@@ -407,7 +410,7 @@ class ZkCoordinator:
         notifications, as Kafka's controller does."""
         if not self._controller.active:
             return
-        self._refresh_brokers_sync(self._client.get_children(znodes.BROKER_IDS))
+        self._refresh_brokers_sync()
         for child in children:
             with contextlib.suppress(NoNodeError):
                 self._client.delete(f"{znodes.LOG_DIR_EVENT_NOTIFICATION}/{child}")
