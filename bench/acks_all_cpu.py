@@ -11,7 +11,8 @@ machine load.
 
 ``--repo DIR`` runs another checkout's brokers (e.g. ``git archive`` of an older commit)
 so two versions can be measured alternately in one session; ``--profile DIR`` runs the
-brokers under :mod:`bench.profiled_broker`, writing ``DIR/b<id>.prof``.
+brokers under :mod:`bench.profiled_broker`, writing ``DIR/b<id>.prof``; ``--py-spy DIR``
+samples each broker with py-spy over the measured requests (``DIR/b<id>.txt``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,25 @@ def _profiled_popen(directory: Path) -> type[subprocess.Popen[bytes]]:
     return Profiled
 
 
-def measure(records: int, profile: Path | None) -> dict[str, Any]:
+def _sampler(spy: Path, broker_id: int, pid: int) -> list[str]:
+    """py-spy (Python stacks, wall clock while runnable) or, with ``BENCH_SAMPLER=perf``,
+    ``perf record`` (CPU clock: only on-CPU time, C-level symbols) of one broker."""
+    if os.environ.get("BENCH_SAMPLER") == "perf":
+        return ["perf", "record", "-F", "999", "-o", str(spy / f"b{broker_id}.perf"),
+                "-p", str(pid)]
+    return [str(Path(sys.executable).parent / "py-spy"), "record", "-r", "500", "-f", "raw",
+            "-o", str(spy / f"b{broker_id}.txt"), "-p", str(pid), "--nonblocking"]
+
+
+def _system_seconds(pid: int) -> float:
+    """Kernel CPU seconds (stime) of ``pid``: the share of the CPU per request spent in
+    system calls (socket writes on loopback carry the receiver's TCP processing too)."""
+    from bench.measure import CLOCK_TICKS_PER_SECOND
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 1:].split()[12]) / CLOCK_TICKS_PER_SECOND
+
+
+def measure(records: int, profile: Path | None, spy: Path | None = None) -> dict[str, Any]:
     from confluent_kafka import Consumer, Producer, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
@@ -87,7 +106,11 @@ def measure(records: int, profile: Path | None) -> dict[str, Any]:
                 producer.produce(TOPIC, RECORD, partition=0)
                 producer.flush()
             pids = {b: p.process.pid for b, p in cluster.brokers.items() if p.process}
+            spies = [subprocess.Popen(_sampler(spy, b, pid), stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+                     for b, pid in pids.items()] if spy is not None else []
             before = {b: process_cpu_seconds(pid) for b, pid in pids.items()}
+            system_before = {b: _system_seconds(pid) for b, pid in pids.items()}
             latencies = []
             for _ in range(records):
                 started = time.perf_counter()
@@ -95,6 +118,10 @@ def measure(records: int, profile: Path | None) -> dict[str, Any]:
                 producer.flush()
                 latencies.append(time.perf_counter() - started)
             used = {b: process_cpu_seconds(pid) - before[b] for b, pid in pids.items()}
+            system = {b: _system_seconds(pid) - system_before[b] for b, pid in pids.items()}
+            for spying in spies:
+                spying.send_signal(2)
+                spying.wait(30)
             stop.set()
             reader.join()
     finally:
@@ -103,6 +130,7 @@ def measure(records: int, profile: Path | None) -> dict[str, Any]:
     return {"records": records,
             "cpu_us_per_request": {b: round(s / records * 1e6) for b, s in used.items()},
             "total_cpu_us_per_request": round(sum(used.values()) / records * 1e6),
+            "system_cpu_us_per_request": {b: round(s / records * 1e6) for b, s in system.items()},
             "p50_ms": round(percentile(latencies, 0.5) * 1000, 2),
             "p99_ms": round(percentile(latencies, 0.99) * 1000, 2),
             "load_average": os.getloadavg()[0]}
@@ -113,10 +141,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=2000)
     parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parent.parent)
     parser.add_argument("--profile", type=Path)
+    parser.add_argument("--py-spy", type=Path, dest="spy",
+                        help="record each broker with py-spy (DIR/b<id>.txt, raw stacks)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(args.repo.resolve()))
     os.chdir(args.repo)
-    print(json.dumps(measure(args.records, args.profile)))
+    if args.spy is not None:
+        args.spy.mkdir(parents=True, exist_ok=True)
+    print(json.dumps(measure(args.records, args.profile, args.spy)))
     return 0
 
 
