@@ -148,11 +148,13 @@ class FetchSession:
         # A parked fetch of this session sets this to be woken by :meth:`mark`.
         self.notify: Callable[[], None] | None = None
 
-    def mark(self, key: Key) -> None:
-        """Partition ``key`` may have news (data, a high watermark, a role change)."""
+    def mark(self, key: Key, wake: bool = True) -> None:
+        """Partition ``key`` may have news (data, a high watermark, a role change);
+        ``wake``: also wake the session's parked fetch, if any (news that cannot end a
+        parked fetch only waits for the next answer)."""
         if key in self.partitions:
             self.pending[key] = None
-            if self.notify is not None:
+            if wake and self.notify is not None:
                 self.notify()
 
     def update(self, named: Iterable[tuple[Key, bodies.FetchRequestPartition]],

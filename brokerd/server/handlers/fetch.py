@@ -28,13 +28,15 @@ Fetch sessions (KIP-227, v7+; rules in :mod:`brokerd.replication.fetch_sessions`
 fetch with epoch 0 creates a session over its partitions when the cache has room.  Each
 session partition is bound once to its :class:`Partition`'s notifications (high
 watermark advances and role changes; appends too for followers), which mark it pending
-in the session.  An incremental fetch therefore reads only the partitions it names plus
-the pending ones, answers only those with something to say, and parks on one
-session-wide wake-up: an idle partition costs nothing per fetch.  A follower's session
-stands for a fetch of every partition in it at the session's fetch offset (that offset
-*is* the follower's log end): named and pending partitions are recorded at each fetch,
-and the idle rest through :attr:`Partition.session_fetches`, which the ISR check reads,
-so a caught-up follower of an idle partition stays in the ISR.
+in the session and wake its parked fetch (a follower's only on appends and role changes:
+a high watermark alone never ends its wait).  An incremental fetch therefore reads
+only the partitions it names plus the pending ones, answers only those with something
+to say, and parks on one session-wide wake-up: an idle partition costs nothing per
+fetch.  A follower's session stands for a fetch of every partition in it at the
+session's fetch offset (that offset *is* the follower's log end): named and pending
+partitions are recorded at each fetch, and the idle rest through
+:attr:`Partition.session_fetches`, which the ISR check reads, so a caught-up follower of
+an idle partition stays in the ISR.
 
 Quotas (consumers, not followers): an entity already over its fetch quota is answered at
 once with no partitions and the throttle, without reading; otherwise ``max_bytes`` is
@@ -55,6 +57,7 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -240,24 +243,35 @@ class _Binding:
         self.session, self.key, self.partition = session, key, partition
         self.replica_id = replica_id
         self.refused = False  # its last answer was an error: no fetch of it is implied
-        self._events: list[Listeners] = [partition.high_watermark_advanced,
-                                          partition.role_changed]
+        self._events: list[tuple[Listeners, Callable[[], None]]] = [
+            (partition.role_changed, self.changed)]
         if replica_id >= 0:
-            self._events.append(partition.appended)
+            # A follower's parked fetch ends only on data (or an error): a high watermark
+            # advance just rides along with its next answer, so it marks the partition
+            # without waking the fetch.  Waking it re-read the session for nothing once
+            # per acks=all request (the second follower's fetch advances the high
+            # watermark while the first one's is parked).
+            self._events += [(partition.appended, self.changed),
+                             (partition.high_watermark_advanced, self.changed_quietly)]
             partition.session_fetches[replica_id] = self.implied_fetch_ms
-        for event in self._events:
-            event.add(self.changed)
+        else:
+            self._events.append((partition.high_watermark_advanced, self.changed))
+        for event, callback in self._events:
+            event.add(callback)
 
     def changed(self) -> None:
         self.session.mark(self.key)
+
+    def changed_quietly(self) -> None:
+        self.session.mark(self.key, wake=False)
 
     def implied_fetch_ms(self) -> int | None:
         """When the follower last fetched this partition at its cached offset."""
         return None if self.refused else self.session.last_used_ms
 
     def release(self) -> None:
-        for event in self._events:
-            event.remove(self.changed)
+        for event, callback in self._events:
+            event.remove(callback)
         fetches = self.partition.session_fetches
         if fetches.get(self.replica_id) == self.implied_fetch_ms:
             del fetches[self.replica_id]

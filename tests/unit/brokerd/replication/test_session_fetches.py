@@ -1,6 +1,7 @@
 """Followers fetching through a fetch session (KIP-227) without naming idle partitions:
 the leader counts those implied fetches for ISR lag, but never for a dead follower, a
-lagging one, or one whose fetch was refused; and role changes are announced."""
+lagging one, or one whose fetch was refused; role changes are announced; and what wakes
+a session's parked fetch (a follower's not on a high watermark advance)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 
 from brokerd.protocol.records import build_batch
 from brokerd.replication import rules
+from brokerd.replication.fetch_sessions import CachedPartition, FetchSession
 from brokerd.replication.partition import Partition
+from brokerd.server.handlers.fetch import _Binding
 from brokerd.storage import LogConfig, LogManager
 
 LAG_MS = 30_000
@@ -98,3 +101,50 @@ def test_a_follower_fetching_only_through_its_session_rejoins_but_a_dead_one_doe
     assert partition.begin_isr_change(41_500, LAG_MS, may_admit=lambda r: True) is None
     session_ms[0] = 42_000
     assert partition.begin_isr_change(42_000, LAG_MS, may_admit=lambda r: True) == (1, 2)
+
+
+def bound_session(partition: Partition, replica_id: int) -> tuple[FetchSession, list[str]]:
+    """A session over ``partition`` bound as the Fetch handler binds it, recording its
+    wake-ups."""
+    key = (partition.topic, partition.index)
+    cached = CachedPartition(key, {"partition": 0, "current_leader_epoch": 4,
+                                   "fetch_offset": 0, "last_fetched_epoch": -1,
+                                   "log_start_offset": 0, "partition_max_bytes": 1024})
+    session = FetchSession(1, replica_id >= 0, {key: cached}, now_ms=0)
+    cached.binding = _Binding(session, key, partition, replica_id)
+    woken: list[str] = []
+    session.notify = lambda: woken.append("woken")
+    return session, woken
+
+
+def test_a_high_watermark_advance_marks_a_follower_session_without_waking_it(
+        tmp_path: Path) -> None:
+    """A follower's parked fetch ends only on data or an error, so a high watermark
+    advance (the other follower's fetch) only marks the partition: the news rides along
+    with the follower's next answer."""
+    partition = leader(tmp_path)
+    session, woken = bound_session(partition, replica_id=2)
+    append(partition)  # ISR (1, 2): nothing commits before follower 2 has it
+    assert woken == ["woken"] and list(session.pending) == [("t", 0)]
+    session.pending.clear()
+    partition.record_follower_fetch(2, 1, now_ms=1_000)  # the high watermark advances
+    assert partition.high_watermark == 1
+    assert woken == ["woken"]  # not woken again
+    assert list(session.pending) == [("t", 0)]  # but answered next time
+    partition.become_leader(5, (1, 2), (1, 2), zk_version=2, now_ms=0)
+    assert woken == ["woken", "woken"]  # a role change still wakes it (it answers an error)
+
+
+def test_a_high_watermark_advance_wakes_a_consumer_session(tmp_path: Path) -> None:
+    partition = leader(tmp_path)
+    session, woken = bound_session(partition, replica_id=-1)
+    append(partition)
+    assert woken == [] and not session.pending  # consumers read to the high watermark
+    partition.record_follower_fetch(2, 1, now_ms=1_000)
+    assert woken == ["woken"] and list(session.pending) == [("t", 0)]
+    cached = session.partitions[("t", 0)]
+    cached.close()  # released: no more notifications, no implied fetches left behind
+    partition.record_follower_fetch(2, 1, now_ms=2_000)
+    append(partition)
+    partition.record_follower_fetch(2, 2, now_ms=3_000)
+    assert woken == ["woken"]
