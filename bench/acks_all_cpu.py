@@ -35,14 +35,19 @@ WARM_UP_RECORDS = 50
 
 
 def _profiled_popen(directory: Path) -> type[subprocess.Popen[bytes]]:
-    """Popen that starts ``python -m brokerd …`` as ``python -m bench.profiled_broker``."""
+    """Popen that starts ``python -m brokerd …`` as ``python -m bench.profiled_broker``
+    (or, with ``BENCH_PROFILER=sampled``, :mod:`bench.sampled_broker`, writing
+    ``b<id>.txt``)."""
+    module, suffix = (("bench.sampled_broker", "txt")
+                      if os.environ.get("BENCH_PROFILER") == "sampled"
+                      else ("bench.profiled_broker", "prof"))
 
     class Profiled(subprocess.Popen[bytes]):
         def __init__(self, args: list[str], *rest: Any, **kwargs: Any) -> None:
             if args[1:3] == ["-m", "brokerd"]:
                 broker_id = args[args.index("--broker-id") + 1]
-                args = [args[0], "-m", "bench.profiled_broker",
-                        str(directory / f"b{broker_id}.prof"), *args[3:]]
+                args = [args[0], "-m", module,
+                        str(directory / f"b{broker_id}.{suffix}"), *args[3:]]
             super().__init__(args, *rest, **kwargs)
 
     return Profiled

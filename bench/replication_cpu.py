@@ -12,7 +12,9 @@ broker 1.  Per phase: MB/s, CPU ms per MB of every broker (``/proc/<pid>/stat`` 
 the client's run, so idle brokers count too) and of the client, and the machine's other
 load.  Prints one JSON line per phase and a median summary.  ``--py-spy DIR`` records
 every broker with py-spy during the acks=all phases (``DIR/b<id>-r<round>.txt``,
-raw stacks; ``BENCH_SAMPLER=perf``: ``perf record`` files).
+raw stacks; ``BENCH_SAMPLER=perf``: ``perf record -g`` files); ``--profile DIR`` runs
+the brokers under cProfile or, with ``BENCH_PROFILER=sampled``, under
+:mod:`bench.sampled_broker` (CPU-time samples), as :mod:`bench.acks_all_cpu` does.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def _sampler(spy: Path, broker_id: int, pid: int) -> list[str]:
     """py-spy (Python stacks) or, with ``BENCH_SAMPLER=perf``, ``perf record`` (CPU clock,
     on-CPU time only, C-level symbols) of one broker."""
     if os.environ.get("BENCH_SAMPLER") == "perf":
-        return ["perf", "record", "-F", "999", "-o",
+        return ["perf", "record", "-g", "-F", "999", "-o",
                 str(spy.with_name(f"{spy.name}-b{broker_id}.perf")), "-p", str(pid)]
     return [str(PY_SPY), "record", "-r", "200", "-f", "raw", "-o",
             str(spy.with_name(f"{spy.name}-b{broker_id}.txt")), "-p", str(pid),
@@ -81,13 +83,17 @@ def phase(cluster: Any, topic: str, acks: str, records: int, seconds: float,
     }
 
 
-def measure(rounds: int, records: int, seconds: float, spy_dir: Path | None
-            ) -> dict[str, Any]:
+def measure(rounds: int, records: int, seconds: float, spy_dir: Path | None,
+            profile: Path | None = None) -> dict[str, Any]:
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
+    import tests.integration.brokerd.broker_process as broker_process
+    from bench.acks_all_cpu import _profiled_popen
     from tests.integration.cluster.harness import started_cluster
     from tests.support.services import start_zookeeper
 
+    if profile is not None:
+        broker_process.subprocess.Popen = _profiled_popen(profile)  # type: ignore[misc,assignment]
     phases: dict[str, list[dict[str, Any]]] = {"1": [], "all": []}
     zookeeper = start_zookeeper()
     try:
@@ -140,10 +146,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=500_000)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--py-spy", type=Path, dest="spy")
+    parser.add_argument("--profile", type=Path, help="profile every broker for the whole "
+                        "run (see bench/acks_all_cpu.py --profile)")
     args = parser.parse_args(argv)
-    if args.spy is not None:
-        args.spy.mkdir(parents=True, exist_ok=True)
-    print(json.dumps(measure(args.rounds, args.records, args.seconds, args.spy)))
+    for directory in (args.spy, args.profile):
+        if directory is not None:
+            directory.mkdir(parents=True, exist_ok=True)
+    print(json.dumps(measure(args.rounds, args.records, args.seconds, args.spy,
+                             args.profile)))
     return 0
 
 
