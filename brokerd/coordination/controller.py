@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 # more rounds than this means something keeps racing us: the next event retries.
 MAX_ROUNDS = 5
 Decide = Callable[[TopicMetadata, int, PartitionState], PartitionState | None]
+# (controller epoch, [(a topic's fresh metadata, the states this controller just wrote in
+# it: empty for states others wrote that it re-read)]), once per written batch.
+Publish = Callable[[int, list[tuple[TopicMetadata, dict[int, PartitionState]]]], None]
 
 
 class Controller:
@@ -45,12 +48,13 @@ class Controller:
     :attr:`shutting_down` current from the broker and controlled-shutdown watches."""
 
     def __init__(self, client: KazooClient, cache: TopicCache, broker_id: int,
-                 publish: Callable[[TopicMetadata], None]) -> None:
+                 publish: Publish) -> None:
         self._client = client
         self._cache = cache
         self._broker_id = broker_id
         # Hands this broker the states the controller just wrote, without waiting for its
-        # own watches to fire and their re-reads (thousands of them after a failover).
+        # own watches to fire and their re-reads (thousands of them after a failover), and
+        # through it the other brokers (pushed, see :mod:`.state_feed`).
         self._publish = publish
         self._epoch_version = -1
         self.epoch = 0
@@ -369,13 +373,16 @@ class Controller:
             for (name, partition), state in written.items():
                 by_topic.setdefault(name, {})[partition] = state
                 leaders_changed += state.leader != previous[(name, partition)]
+            published: list[tuple[TopicMetadata, dict[int, PartitionState]]] = []
             for name, states in by_topic.items():
                 self._cache.put_states(name, states)
-                self._publish(self._cache.topics[name])
+                published.append((self._cache.topics[name], states))
             for name in {name for name, _ in stale}:
                 fresh = self._cache.read(name, {p for n, p in stale if n == name})
                 if fresh is not None:  # hand the broker what others wrote, as its watch would
-                    self._publish(fresh)
+                    published.append((fresh, {}))
+            if published:
+                self._publish(self.epoch, published)
             if not stale and not rolled_back:
                 break
             changes, redecided = self._decide(stale + rolled_back, decide)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -29,6 +30,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from brokerd.coordination import znodes
+from brokerd.coordination.state_feed import PushedTopic, newer_states
 from brokerd.coordination.znodes import PartitionState, TopicAssignment, TopicMetadata
 
 log = logging.getLogger(__name__)
@@ -105,6 +107,21 @@ class TopicCache:
         current = self.topics.get(name)
         if current is not None and states:
             self._store(dataclasses.replace(current, states={**current.states, **states}))
+
+    def offer_states(self, name: str, topic_id: uuid.UUID,
+                     states: dict[int, PartitionState]) -> None:
+        """States the controller pushed (see :mod:`.state_feed`): kept where newer than
+        the cached ones (by znode version), so the re-reads their watch events cause find
+        nothing new and post nothing."""
+        current = self.topics.get(name)
+        if current is not None:
+            newer = newer_states(current, topic_id, states)
+            if newer:
+                self._store(dataclasses.replace(current, states={**current.states, **newer}))
+
+    def offer_pushed(self, topics: list[PushedTopic]) -> None:
+        for topic in topics:
+            self.offer_states(topic.name, topic.topic_id, topic.states)
 
     def put_assignment(self, name: str, assignment: TopicAssignment, zk_version: int) -> None:
         current = self.topics.get(name)

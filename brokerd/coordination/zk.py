@@ -45,7 +45,7 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
-from brokerd.coordination import security_writes, writes, znodes
+from brokerd.coordination import security_writes, state_feed, writes, znodes
 from brokerd.coordination.broker_watch import LiveBroker, bounced, read_live_brokers
 from brokerd.coordination.controller import Controller
 from brokerd.coordination.isr_writes import IsrRequest, IsrWriter
@@ -130,10 +130,12 @@ class ZkCoordinator:
         self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zk")
         self._topics = TopicCache(self._client, self._topic_event)
         self._isr_writes = IsrWriter(self._client, self._topics, self._submit)
+        self.states = state_feed.StateFeed(  # topics reach the broker through this, pushes merged in
+            events.topic_changed, lambda topics: self._submit(self._topics.offer_pushed, topics))
         self._live_brokers: dict[int, LiveBroker] = {}  # the last snapshot (worker thread)
         self._controller = Controller(
             self._client, self._topics, registration.broker_id,
-            lambda metadata: self._post(self._events.topic_changed, metadata.name, metadata))
+            lambda epoch, written: self._post(self.states.written, epoch, written))
         # Coalescing of topic watch events (kazoo threads) into flushes (worker thread).
         self._dirty: dict[str, set[int]] = {}
         self._dirty_lock = threading.Lock()
@@ -491,15 +493,14 @@ class ZkCoordinator:
         self._submit(self._flush_sync)
 
     def _flush_sync(self) -> None:
-        """Re-read everything marked dirty (pipelined across topics), post one
-        ``topic_changed`` per changed topic, then let the controller act on what it
-        read."""
+        """Re-read everything marked dirty (pipelined across topics), hand each changed
+        topic to :attr:`states` (the broker), then let the controller act on what it read."""
         with self._dirty_lock:
             dirty, self._dirty = self._dirty, {}
             self._flush_queued = False
         changed: dict[str, set[int]] = {}
         for name, metadata in self._topics.read_changed(dirty).items():
-            self._post(self._events.topic_changed, name, metadata)
+            self._post(self.states.read, name, metadata)
             if metadata is not None:
                 changed[name] = dirty[name]
         self._controller.topics_read(changed)

@@ -230,6 +230,55 @@ class MetadataResponse(TypedDict):
     cluster_authorized_operations: NotRequired[int]
 
 
+class LeaderAndIsrRequestPartitionState(TypedDict, total=False):
+    partition_index: int
+    controller_epoch: int
+    leader: int
+    leader_epoch: int
+    isr: list[int]
+    partition_epoch: int
+    replicas: list[int]
+    adding_replicas: list[int]
+    removing_replicas: list[int]
+    is_new: bool
+
+
+class LeaderAndIsrRequestTopicState(TypedDict, total=False):
+    topic_name: str
+    topic_id: uuid.UUID
+    partition_states: list[LeaderAndIsrRequestPartitionState]
+
+
+class LeaderAndIsrRequestLiveLeader(TypedDict, total=False):
+    broker_id: int
+    host_name: str
+    port: int
+
+
+class LeaderAndIsrRequest(TypedDict, total=False):
+    controller_id: int
+    controller_epoch: int
+    broker_epoch: int
+    type: int
+    topic_states: list[LeaderAndIsrRequestTopicState]
+    live_leaders: list[LeaderAndIsrRequestLiveLeader]
+
+
+class LeaderAndIsrResponsePartitionError(TypedDict):
+    partition_index: int
+    error_code: int
+
+
+class LeaderAndIsrResponseTopic(TypedDict):
+    topic_id: uuid.UUID
+    partition_errors: list[LeaderAndIsrResponsePartitionError]
+
+
+class LeaderAndIsrResponse(TypedDict):
+    error_code: int
+    topics: list[LeaderAndIsrResponseTopic]
+
+
 class OffsetCommitRequestPartition(TypedDict, total=False):
     partition_index: int
     committed_offset: int

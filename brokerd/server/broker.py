@@ -25,6 +25,7 @@ import logging
 import time
 
 from brokerd.config import BrokerConfig
+from brokerd.coordination.state_push import StatePusher
 from brokerd.coordination.zk import ZkCoordinator
 from brokerd.coordination.znodes import (
     BrokerRegistration,
@@ -40,7 +41,7 @@ from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import Partition
 from brokerd.server.auth import SecurityState
 from brokerd.server.client_certs import ClientCertificates
-from brokerd.server.component_settings import fetch_settings, group_config
+from brokerd.server.component_settings import fetch_settings, group_config, inter_broker_link
 from brokerd.server.housekeeping import Housekeeper
 from brokerd.server.internal_topics import LeadershipFollower
 from brokerd.server.listener import Listener
@@ -107,6 +108,10 @@ class Broker:
         self._housekeeping: asyncio.Task[None] | None = None
         self._cleaner: CleanerLoop | None = None
         self._logs_loaded = False
+        # While this broker is the controller: LeaderAndIsr to the others (state_push).
+        self._state_pusher = StatePusher(config.broker_id, self._inter_broker_endpoint,
+                                         config.replica_socket_timeout_ms / 1000,
+                                         inter_broker_link(config))
 
     # ---- lifecycle -------------------------------------------------------------------
 
@@ -128,6 +133,7 @@ class Broker:
                 self.config.leader_imbalance_check_interval_seconds
                 if self.config.auto_leader_rebalance_enable else None))
         self.replicas.isr_store = self.coordinator
+        self.coordinator.states.push = self._state_pusher.push
         self.replicas.on_log_dir_failure = LogDirFailureHandler.for_broker(
             self.log_manager, self.replicas, self.coordinator)
         await self.coordinator.start()
@@ -168,6 +174,7 @@ class Broker:
         await self.groups.close()
         await self.transactions.close()
         await self.replicas.close()  # fetchers stop; parked acks=all answer NOT_LEADER
+        self._state_pusher.close()
         drains = [c.drain() for listener in self.listeners for c in listener.connections]
         if drains:
             await asyncio.wait([asyncio.ensure_future(d) for d in drains],

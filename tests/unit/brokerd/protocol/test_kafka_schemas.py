@@ -42,7 +42,14 @@ def kio_module(message: ApiMessage) -> ModuleType:
     return importlib.import_module(f"kio.schema.{snake}")
 
 
+# APIs Kafka 4.0 removed with ZooKeeper mode, so kio (generated from 4.x) does not describe
+# them; served here for the ZooKeeper-mode controller (transcribed from Kafka 3.x).
+REMOVED_IN_KAFKA_4 = {ApiKey.LEADER_AND_ISR}
+
+
 def kio_class(message: ApiMessage, version: int, side: str) -> type | None:
+    if message.api_key in REMOVED_IN_KAFKA_4:
+        return None
     base = kio_module(message).__name__
     try:
         module = importlib.import_module(f"{base}.v{version}.{side}")
@@ -163,7 +170,8 @@ def test_every_served_api_is_checked_at_its_newest_version() -> None:
 
     messages = {message.api_key: message for message in ALL_MESSAGES}
     unchecked = [entry.name for entry in API_TABLE.values()
-                 if kio_class(messages[entry.api_key], entry.max_version, "request") is None]
+                 if kio_class(messages[entry.api_key], entry.max_version, "request") is None
+                 and entry.api_key not in REMOVED_IN_KAFKA_4]
     assert unchecked == []
 
 

@@ -55,6 +55,8 @@ def test_api_versions_advertises_exactly_the_required_table_within_the_codec() -
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
         # KIP-848 consumer groups (issue 16).
         ApiKey.CONSUMER_GROUP_HEARTBEAT: (0, 1), ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),
+        # The controller's pushed partition states (issue 13; Kafka 3.x's ZooKeeper mode).
+        ApiKey.LEADER_AND_ISR: (5, 5),
     }
     body = api_versions.response_body()
     advertised = {e["api_key"]: (e["min_version"], e["max_version"]) for e in body["api_keys"]}
