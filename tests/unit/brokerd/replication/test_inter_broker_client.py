@@ -77,3 +77,23 @@ def test_a_negative_size_breaks_the_stream() -> None:
     deliver(protocol, struct.pack(">i", -5) + b"xxxx", 100)
     with pytest.raises(ConnectionError):
         protocol.next_frame()
+
+
+def test_a_large_frame_buffer_is_reused_only_once_nothing_refers_to_it() -> None:
+    protocol = _FrameProtocol()
+    first, second, third = (bytes([n]) * (2 * RECEIVE_BUFFER_BYTES) for n in (1, 2, 3))
+    deliver(protocol, frame(first), 1 << 20)
+    held = protocol.next_frame()
+    assert held is not None
+    records = held[100:200]  # a decoded answer's records: a slice of the frame
+    del held
+    deliver(protocol, frame(second), 1 << 20)
+    assert bytes(records) == first[100:200]  # not overwritten by the second frame
+    received = protocol.next_frame()
+    assert received is not None and received == second
+    address = id(received.obj)
+    del received, records
+    deliver(protocol, frame(third[:-10]), 1 << 20)  # smaller: the same buffer serves
+    received = protocol.next_frame()
+    assert received is not None and received == third[:-10]
+    assert id(received.obj) == address
