@@ -38,6 +38,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
+import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, cast
@@ -64,6 +66,44 @@ MAX_QUEUED_BYTES = 16 * 1024 * 1024
 def new_receive_buffer() -> bytearray:
     """A receive buffer for the connections of one listener (one loop thread) to share."""
     return bytearray(RECEIVE_BUFFER_BYTES)
+
+
+# Buffers of large frames kept for reuse by the connections of one thread (the loop's).
+LARGE_FRAME_SPARES = 4
+MAX_SPARE_BYTES = 16 * 1024 * 1024
+# sys.getrefcount of a spare only the pool's list refers to (the list and the argument).
+_FREE_REFERENCES = 2
+
+
+class _LargeFrameBuffers(threading.local):
+    """Buffers for large frames, reused once nothing refers to them any more.
+
+    Why: ``bytearray(size)`` zero-fills, a pass over every byte of a megabyte produce
+    request before the socket writes it again.  Every memoryview of a bytearray (the
+    frame, the records slices the handlers take and keep while a produce request waits
+    for its replicas, a write the transport has not finished) holds a reference to it, so
+    a spare whose reference count is that of the pool's list alone is free.  A few spares
+    per loop thread, not per connection: a connection keeps no buffer while idle.
+    """
+
+    def __init__(self) -> None:
+        self.spares: list[bytearray] = []
+
+    def take(self, size: int) -> memoryview:
+        """A writable buffer of exactly ``size`` bytes (its contents are garbage)."""
+        spares = self.spares
+        for index in range(len(spares)):
+            if sys.getrefcount(spares[index]) == _FREE_REFERENCES:
+                if len(spares[index]) < size:
+                    spares[index] = bytearray(size)  # grown; the smaller one is freed
+                return memoryview(spares[index])[:size]
+        if len(spares) < LARGE_FRAME_SPARES and size <= MAX_SPARE_BYTES:
+            spares.append(bytearray(size))
+            return memoryview(spares[-1])
+        return memoryview(bytearray(size))
+
+
+LARGE_FRAMES = _LargeFrameBuffers()
 
 
 class FrameError(Exception):
@@ -120,7 +160,7 @@ class Connection(asyncio.BufferedProtocol):
         self._writer: ResponseWriter | None = None
         self._buffer = receive_buffer if receive_buffer is not None else new_receive_buffer()
         self._partial = b""  # received start of the next frame (see the module docstring)
-        self._large: bytearray | None = None  # dedicated buffer of the frame being received
+        self._large: memoryview | None = None  # dedicated buffer of the frame being received
         self._large_filled = 0
         # A list, not a deque: at most MAX_QUEUED_FRAMES long, and an empty deque costs
         # ~700 bytes on every idle connection.
@@ -145,7 +185,7 @@ class Connection(asyncio.BufferedProtocol):
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self._large is not None:
-            return memoryview(self._large)[self._large_filled :]
+            return self._large[self._large_filled :]
         held = len(self._partial)
         if held:
             self._buffer[:held] = self._partial
@@ -157,7 +197,7 @@ class Connection(asyncio.BufferedProtocol):
             if self._large is not None:
                 self._large_filled += nbytes
                 if self._large_filled == len(self._large):
-                    self._enqueue(memoryview(self._large))
+                    self._enqueue(self._large)
                     self._large = None
             else:
                 self._split_frames(len(self._partial) + nbytes)
@@ -183,7 +223,7 @@ class Connection(asyncio.BufferedProtocol):
                 self._enqueue(memoryview(bytearray(view)))
                 start = body_start + size
             elif size > SMALL_FRAME_BYTES:
-                self._large = bytearray(size)
+                self._large = LARGE_FRAMES.take(size)
                 self._large[:available] = self._buffer[body_start:end]
                 self._large_filled = available
                 start = end

@@ -243,3 +243,35 @@ def test_backlog_bytes_bound_memory(monkeypatch: pytest.MonkeyPatch) -> None:
 
     paused, harness = asyncio.run(scenario())
     assert paused and harness.transport.reading and len(harness.seen) == 2
+
+
+def test_a_large_frame_reuses_a_buffer_only_once_nothing_refers_to_it() -> None:
+    """Large frames take their buffers from a per-thread pool: a buffer a handler still
+    holds (a produce request parked until its replicas have it) is never handed out
+    again, a released one is, without the zero-fill of a new bytearray."""
+    kept: list[memoryview] = []
+
+    async def keep_first(connection: Connection, frame: memoryview) -> None:
+        if not kept:
+            kept.append(frame[10:20])  # like records a parked produce request holds
+        else:
+            assert bytes(kept[0]) == b"a" * 10  # the next frame did not overwrite it
+
+    async def scenario() -> None:
+        harness = Harness()
+        harness.connection._processor = keep_first
+        harness.feed(frame(b"a" * 100_000), 1 << 20)
+        await harness.settle()
+        first = id(kept[0].obj)
+        harness.feed(frame(b"b" * 90_000), 1 << 20)
+        await harness.settle()
+        assert harness.connection._large is None
+        taken = connection_module.LARGE_FRAMES.take(50_000)
+        assert id(taken.obj) != first  # still held through kept[0]
+        del taken
+        kept.clear()
+        taken = connection_module.LARGE_FRAMES.take(50_000)
+        assert id(taken.obj) == first and len(taken) == 50_000
+
+    connection_module.LARGE_FRAMES.spares.clear()
+    asyncio.run(scenario())
