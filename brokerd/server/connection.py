@@ -70,7 +70,7 @@ def new_receive_buffer() -> bytearray:
 
 # Buffers of large frames kept for reuse by the connections of one thread (the loop's).
 LARGE_FRAME_SPARES = 4
-MAX_SPARE_BYTES = 16 * 1024 * 1024
+MAX_SPARE_BYTES = 4 * 1024 * 1024  # at most 16 MiB kept per thread
 # sys.getrefcount of a spare only the pool's list refers to (the list and the argument).
 _FREE_REFERENCES = 2
 
