@@ -91,13 +91,15 @@ class _LargeFrameBuffers(threading.local):
 
     def take(self, size: int) -> memoryview:
         """A writable buffer of exactly ``size`` bytes (its contents are garbage)."""
+        if size > MAX_SPARE_BYTES:
+            return memoryview(bytearray(size))
         spares = self.spares
         for index in range(len(spares)):
             if sys.getrefcount(spares[index]) == _FREE_REFERENCES:
                 if len(spares[index]) < size:
                     spares[index] = bytearray(size)  # grown; the smaller one is freed
                 return memoryview(spares[index])[:size]
-        if len(spares) < LARGE_FRAME_SPARES and size <= MAX_SPARE_BYTES:
+        if len(spares) < LARGE_FRAME_SPARES:
             spares.append(bytearray(size))
             return memoryview(spares[-1])
         return memoryview(bytearray(size))
