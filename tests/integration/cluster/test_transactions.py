@@ -8,6 +8,7 @@ partition at that moment (each victim restarts and rejoins the ISRs before the n
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -53,17 +54,66 @@ def _coordinator_broker(cluster: Cluster) -> int:
     return int(answer["node_id"])
 
 
+#: How long ``send_offsets_to_transaction`` may take before the copier gives its producer
+#: up.  librdkafka 2.16 can wait forever in that call when the group coordinator's broker
+#: is killed and then dropped from Metadata while the call looks for it (librdkafka #5511,
+#: open), ignoring the call's own timeout (#5456); seen in 3 of 9 chasing-kill runs
+#: under load, always right after the kill of the broker leading the group's offsets
+#: partition.  A normal call, failover included, takes a session timeout (6 s) and an
+#: election.
+SEND_OFFSETS_GUARD_S = 30.0
+
+
+def _transactional_producer(cluster: Cluster) -> Producer:
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": TXN_ID,
+                         "transaction.timeout.ms": 20_000, "linger.ms": 5})
+    producer.init_transactions(60)
+    return producer
+
+
+def _send_offsets(producer: Producer, consumer: Consumer) -> bool:
+    """``send_offsets_to_transaction`` on a daemon thread; False when it did not return
+    within :data:`SEND_OFFSETS_GUARD_S` (the thread is left blocked in librdkafka)."""
+    positions = consumer.position(consumer.assignment())
+    metadata = consumer.consumer_group_metadata()
+    done = threading.Event()
+    failures: list[KafkaException] = []
+
+    def send() -> None:
+        try:
+            producer.send_offsets_to_transaction(positions, metadata, 60)
+        except KafkaException as exc:
+            failures.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=send, name="send-offsets", daemon=True).start()
+    if not done.wait(SEND_OFFSETS_GUARD_S):
+        return False
+    if failures:
+        raise failures[0]
+    return True
+
+
+def _rewind(consumer: Consumer) -> None:
+    """Back to the group's committed offsets, to read an uncommitted batch again."""
+    for tp in consumer.committed(consumer.assignment(), 30):
+        consumer.seek(tp if tp.offset >= 0 else TopicPartition(tp.topic, tp.partition, 0))
+
+
 def _copy(cluster: Cluster, stop_after: int | None = None,
           on_progress: Callable[[int], None] | None = None) -> int:
     """Run the copier until it has committed a copy of every input record (or
     ``stop_after`` transactions; a generous hang guard: failover of a killed broker takes
-    a ZooKeeper session timeout plus a rebalance); returns the committed transactions."""
+    a ZooKeeper session timeout plus a rebalance); returns the committed transactions.
+    A producer stuck in librdkafka (see :data:`SEND_OFFSETS_GUARD_S`) is replaced by a
+    new one with the same transactional id, which fences it: its transaction is aborted
+    and the batch read again, as an application would recover."""
     consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": GROUP,
                          "enable.auto.commit": False, "auto.offset.reset": "earliest",
                          "isolation.level": "read_committed"})
-    producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": TXN_ID,
-                         "transaction.timeout.ms": 20_000, "linger.ms": 5})
-    producer.init_transactions(60)
+    producer = _transactional_producer(cluster)
+    abandoned: list[Producer] = []  # stuck producers, kept alive for their blocked thread
     consumer.subscribe([INPUT])
     committed = copied = 0
     deadline = time.monotonic() + 420
@@ -80,19 +130,19 @@ def _copy(cluster: Cluster, stop_after: int | None = None,
                         value, partition = message.value(), message.partition()
                         assert value is not None and partition is not None, message
                         producer.produce(OUTPUT, b"copy-" + value, partition=partition)
-                    positions = consumer.position(consumer.assignment())
-                    producer.send_offsets_to_transaction(
-                        positions, consumer.consumer_group_metadata(), 60)
+                    if not _send_offsets(producer, consumer):
+                        abandoned.append(producer)
+                        producer = _transactional_producer(cluster)
+                        _rewind(consumer)
+                        messages = []
+                        break
                     producer.commit_transaction(60)
                     break
                 except KafkaException as exc:
                     error: KafkaError = exc.args[0]
                     if error.txn_requires_abort():
                         producer.abort_transaction(60)
-                        # Rewind to the last committed offsets and read the batch again.
-                        for tp in consumer.committed(consumer.assignment(), 30):
-                            consumer.seek(tp if tp.offset >= 0 else
-                                          TopicPartition(tp.topic, tp.partition, 0))
+                        _rewind(consumer)
                         messages = []
                         break
                     if error.retriable():
