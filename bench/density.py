@@ -110,9 +110,11 @@ def sustained(figures: dict[str, Any], rate: int, seconds: float, p99_bound_ms: 
             and figures["consumer"]["p99_ms"] <= p99_bound_ms)
 
 
-def rate_search(cluster: Cluster, linger_ms: int, plan: DensityPlan) -> dict[str, Any]:
+def rate_search(cluster: Cluster, linger_ms: int, plan: DensityPlan, name: str = "search"
+                ) -> dict[str, Any]:
     """Step the rate up until a step misses the bound (or the search's time budget is
-    spent); the best is the last one met."""
+    spent); the best is the last one met.  ``name`` prefixes the steps' fresh topics, so
+    two searches in one cluster need two names."""
     steps: list[dict[str, Any]] = []
     best = 0
     deadline = time.monotonic() + plan.search_budget_s
@@ -121,7 +123,7 @@ def rate_search(cluster: Cluster, linger_ms: int, plan: DensityPlan) -> dict[str
             steps.append({"rate": rate, "skipped": "search time budget spent"})
             break
         producers = max(1, rate // PRODUCER_RATE)
-        figures = probe(cluster, f"search-l{linger_ms}-r{rate}", rate, plan.search_seconds,
+        figures = probe(cluster, f"{name}-l{linger_ms}-r{rate}", rate, plan.search_seconds,
                         linger_ms, producers)
         ok = sustained(figures, rate, plan.search_seconds, plan.p99_bound_ms)
         steps.append({"rate": rate, "producers": producers, "sustained": ok,
@@ -144,7 +146,8 @@ def default_path(cluster: Cluster, plan: DensityPlan) -> dict[str, Any]:
             rate_search, cluster, linger, plan))
     results["search linger.ms=0, several producers"] = guarded(partial(
         rate_search, cluster, 0,
-        dataclasses.replace(plan, p99_bound_ms=plan.several_producers_p99_bound_ms)))
+        dataclasses.replace(plan, p99_bound_ms=plan.several_producers_p99_bound_ms),
+        "search-several"))
     results["ratio"] = guarded(partial(throughput, cluster, plan.ratio_records,
                                        plan.ratio_seconds))
     return results

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from bench import density
 from bench.density import sustained
 from bench.density_report import render
 
@@ -87,3 +88,22 @@ def test_a_spent_search_budget_is_reported_as_a_skipped_step() -> None:
     figures["default_path"]["search linger.ms=0"]["steps"].append(
         {"rate": 6_000, "skipped": "search time budget spent"})
     assert "6,000/s search time budget spent" in render(figures)
+
+
+def test_the_two_linger_0_searches_use_topics_of_their_own(monkeypatch: Any) -> None:
+    """default_path searches linger.ms=0 twice (the 10 ms and the several-producer 20 ms
+    bound) in one cluster; each step creates a fresh topic, so the second search's names
+    must differ (it failed with TOPIC_ALREADY_EXISTS when they did not)."""
+    topics: list[str] = []
+
+    def fake_probe(cluster: Any, topic: str, rate: int, seconds: float, linger_ms: int,
+                   producers: int) -> dict[str, Any]:
+        topics.append(topic)
+        return {"consumer": {"records": 0, "p99_ms": 1e9}, "producer_rates": [0]}
+
+    monkeypatch.setattr(density, "probe", fake_probe)
+    monkeypatch.setattr(density, "throughput", lambda *args: {})
+    plan = density.DensityPlan(lingers_ms=(0,))
+    density.default_path(cast(Any, None), plan)
+    # the latency probe and each search's first step (which misses its bound)
+    assert len(topics) == len(set(topics)) == 3
