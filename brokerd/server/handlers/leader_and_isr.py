@@ -15,6 +15,7 @@ CLUSTER_AUTHORIZATION_FAILED.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, cast
 
 from brokerd.coordination.state_feed import PushedTopic, StaleControllerError
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from brokerd.protocol import bodies
     from brokerd.server.context import HandlerContext
     from brokerd.server.request import Request
+
+log = logging.getLogger(__name__)
 
 API_KEY = ApiKey.LEADER_AND_ISR
 MIN_VERSION, MAX_VERSION = 5, 5
@@ -74,4 +77,8 @@ async def handle(broker: HandlerContext, request: Request[bodies.LeaderAndIsrReq
             body["controller_epoch"], [_pushed(topic) for topic in body["topic_states"]])
     except StaleControllerError:
         return _answer(body, ErrorCode.STALE_CONTROLLER_EPOCH)
+    log.info("applied %d of %d partition states pushed by controller %d (epoch %d)",
+             sum(len(states) for states in applied.values() if states),
+             sum(len(topic["partition_states"]) for topic in body["topic_states"]),
+             body["controller_id"], body["controller_epoch"])
     return _answer(body, ErrorCode.NONE, applied)

@@ -1,7 +1,7 @@
 """The controller's pushed states (LeaderAndIsr semantics) against real ZooKeeper: a broker
 applies a push at once, without reading the znode, and the re-read its watch then does
 finds nothing new; a controller's failover output reaches the other brokers through the
-push; a stale push is refused."""
+push, part by part as the writes are answered; a stale push is refused."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import uuid
 import pytest
 from kazoo.client import KazooClient
 
-from brokerd.coordination import znodes
+from brokerd.coordination import writes, znodes
 from brokerd.coordination.state_feed import PushedTopic, StaleControllerError, Written
 from brokerd.coordination.zk import ZkCoordinator
+from brokerd.coordination.znodes import PartitionState
 from tests.integration.coordination.harness import Events, read_state, start_broker
 
 
@@ -99,3 +100,19 @@ def test_the_controllers_failover_writes_are_pushed_to_the_replicas_hosts(
             await first[0].close()
 
     asyncio.run(scenario())
+
+
+def test_written_states_are_handed_on_in_chunks_as_their_answers_arrive(
+        zk: KazooClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writes, "WRITTEN_CHUNK", 200)
+    epoch, epoch_version = writes.bump_controller_epoch(zk)
+    keys = [("t", p) for p in range(450)]
+    writes.create_states(zk, {key: PartitionState(1, 0, (1, 2), epoch) for key in keys})
+    chunks: list[dict[tuple[str, int], PartitionState]] = []
+    written, stale, rolled_back = writes.write_states_fenced(
+        zk, epoch_version, {key: PartitionState(2, 1, (2,), epoch, 0) for key in keys},
+        chunks.append)
+    assert stale == rolled_back == []
+    assert [len(chunk) for chunk in chunks] == [200, 200, 50]  # 100 per transaction
+    assert {key: state for chunk in chunks for key, state in chunk.items()} == written
+    assert all(state.zk_version == 1 for state in written.values())
