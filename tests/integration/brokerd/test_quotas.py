@@ -70,6 +70,7 @@ class ByteSampler:
         client's own timeline, whatever its connection set-up and shutdown take."""
         moved = [at for (_, previous), (at, value) in itertools.pairwise(self.samples)
                  if value > previous]
+        assert moved, f"the broker's counter never moved in {len(self.samples)} samples"
         return self.rate(moved[0] + settle_s, moved[-1])
 
 
