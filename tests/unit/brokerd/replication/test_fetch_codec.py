@@ -61,7 +61,8 @@ def response_frame(body: dict[str, Any]) -> bytes:
 
 def test_answers_decode_as_the_generic_decoder_reads_them() -> None:
     batch = build_batch([(None, b"v" * 5000, [], 1_700_000_000_000)] * 3)
-    body = {"throttle_time_ms": 5, "error_code": 0, "session_id": 77, "responses": [
+    body: dict[str, Any] = {"throttle_time_ms": 5, "error_code": 0, "session_id": 77,
+                            "responses": [
         {"topic": "t", "partitions": [
             answer(0, batch), answer(1, None, error=6), answer(2, b""),
             answer(3, b"tiny", aborted=[{"producer_id": 9, "first_offset": 10},
