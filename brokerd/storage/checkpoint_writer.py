@@ -215,9 +215,9 @@ class CheckpointWriter:
     leaderships 16 partitions per event-loop turn) and without the linger each piece
     became a small batch paying per-file fsyncs (seen in the 30,000-partition failover).
     Coalescing: at most one write per path is pending; a newer content replaces it, since
-    only the latest state of a checkpoint matters.  Ordering: batches run one after another and a path is in at most
-    one of them at a time, so a path's contents land in the order they were submitted
-    (the last submitted is the last written).
+    only the latest state of a checkpoint matters.  Ordering: batches run one after
+    another and a path is in at most one of them at a time, so a path's contents land in
+    the order they were submitted (the last submitted is the last written).
 
     A file that cannot be replaced (e.g. its directory was deleted meanwhile) is logged
     and dropped, and the rest of its batch still lands: the callers' recovery treats a
