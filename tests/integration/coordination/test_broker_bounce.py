@@ -10,7 +10,7 @@ import uuid
 from kazoo.client import KazooClient
 
 from brokerd.coordination import znodes
-from tests.integration.coordination.harness import read_state, start_broker
+from tests.integration.coordination.harness import Events, read_state, start_broker
 from tests.integration.coordination.test_failover import PARTITIONS, REPLICAS, all_states
 
 
@@ -26,6 +26,10 @@ def _replace_registration(zk: KazooClient, broker_id: int) -> int:
     assert all(result is not None and not isinstance(result, Exception)
                for result in transaction.commit())
     return int(zk.exists(path).czxid)
+
+
+async def _until_registered(events: Events, broker_id: int) -> None:
+    await events.until(lambda: broker_id in events.brokers)
 
 
 def test_a_bounced_broker_loses_its_leaderships_and_stays_registered(
@@ -55,7 +59,7 @@ def test_a_bounced_broker_loses_its_leaderships_and_stays_registered(
                     assert new.leader == next(b for b in REPLICAS[p] if b in old.isr and b != 3)
             # Every broker still counts it live (the old ChildrenWatch saw no change).
             for _, broker_events in started:
-                await broker_events.until(lambda e=broker_events: 3 in e.brokers)
+                await _until_registered(broker_events, 3)
             assert read_state(zk, "t", led_by_3[0]).leader != 3
         finally:
             for coordinator, _ in started:
