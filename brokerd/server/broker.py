@@ -25,7 +25,6 @@ import logging
 import time
 
 from brokerd.config import BrokerConfig
-from brokerd.coordination.state_push import StatePusher
 from brokerd.coordination.zk import ZkCoordinator
 from brokerd.coordination.znodes import (
     BrokerRegistration,
@@ -41,7 +40,7 @@ from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import Partition
 from brokerd.server.auth import SecurityState
 from brokerd.server.client_certs import ClientCertificates
-from brokerd.server.component_settings import fetch_settings, group_config, inter_broker_link
+from brokerd.server.component_settings import fetch_settings, group_config, state_pusher
 from brokerd.server.housekeeping import Housekeeper
 from brokerd.server.internal_topics import LeadershipFollower
 from brokerd.server.listener import Listener
@@ -108,10 +107,7 @@ class Broker:
         self._housekeeping: asyncio.Task[None] | None = None
         self._cleaner: CleanerLoop | None = None
         self._logs_loaded = False
-        # While this broker is the controller: LeaderAndIsr to the others (state_push).
-        self._state_pusher = StatePusher(config.broker_id, self._inter_broker_endpoint,
-                                         config.replica_socket_timeout_ms / 1000,
-                                         inter_broker_link(config))
+        self._state_pusher = state_pusher(config, self._inter_broker_endpoint)
 
     # ---- lifecycle -------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ without a broker config and never see keys that are not theirs.
 from __future__ import annotations
 
 from brokerd.config import BrokerConfig
+from brokerd.coordination.state_push import Resolve, StatePusher
 from brokerd.groups import GroupConfig
 from brokerd.replication.client import InterBrokerLink
 from brokerd.replication.fetcher import FetchSettings
@@ -40,3 +41,10 @@ def inter_broker_link(config: BrokerConfig) -> InterBrokerLink:
     security protocol and Kafka's ``ssl.truststore.*``/``sasl.*inter.broker*`` keys."""
     return InterBrokerLink.for_auth(
         inter_broker_auth(config.static_props, config.inter_broker_listener_name))
+
+
+def state_pusher(config: BrokerConfig, resolve: Resolve) -> StatePusher:
+    """The controller's LeaderAndIsr sender (used while this broker is the controller),
+    over the inter-broker listener with its TLS/SASL."""
+    return StatePusher(config.broker_id, resolve, config.replica_socket_timeout_ms / 1000,
+                       inter_broker_link(config))
