@@ -10,6 +10,7 @@ import uuid
 from kazoo.client import KazooClient
 
 from brokerd.coordination import znodes
+from tests.integration.cluster.harness import wait_until
 from tests.integration.coordination.harness import read_state, start_broker, write_admin
 
 REPLICAS = {p: tuple((p + r) % 3 + 1 for r in range(3)) for p in range(6)}
@@ -68,7 +69,10 @@ def test_preferred_election_on_request_and_periodically(zk_connect: str,
             await events.until(lambda: events.topic("t").states[0].leader == 1)
             assert read_state(zk, "t", 0).leader_epoch == 2
             assert read_state(zk, "t", 1).leader == 2
-            await events.until(lambda: zk.exists(znodes.PREFERRED_ELECTION) is None)
+            # The node's removal posts no event (the controller's own write of the state
+            # already did), so it is polled in ZooKeeper.
+            await asyncio.to_thread(wait_until, lambda: zk.exists(znodes.PREFERRED_ELECTION)
+                                    is None, 5, "the election request's removal")
 
             await first.close()  # broker 2 takes over, with a periodic rebalance
             await second.close()
