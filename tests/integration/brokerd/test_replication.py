@@ -96,6 +96,9 @@ def cluster(start_broker: Callable[..., BrokerProcess]) -> dict[int, BrokerProce
                                        replica_fetch_wait_max_ms="200")
                for broker_id in (1, 2, 3)}
     admin = AdminClient({"bootstrap.servers": brokers[1].bootstrap})
+    # Serving is not yet knowing the others: a broker learns registrations from its
+    # ZooKeeper watch, and RF 3 needs all three (INVALID_REPLICATION_FACTOR otherwise).
+    wait_for(lambda: len(admin.list_topics(timeout=5).brokers) == 3, 10, "three live brokers")
     futures = admin.create_topics([NewTopic(TOPIC, 1, 3, config={"min.insync.replicas": "2"})])
     futures[TOPIC].result(10)
     for broker in brokers.values():
