@@ -5,13 +5,16 @@ controller treats the bounce as Kafka does: a failure, then a start-up."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 
 from kazoo.client import KazooClient
 
 from brokerd.coordination import znodes
-from tests.integration.coordination.harness import Events, read_state, start_broker
-from tests.integration.coordination.test_failover import PARTITIONS, REPLICAS, all_states
+from tests.integration.coordination.harness import Events, read_state
+from tests.integration.coordination.test_failover import (
+    REPLICAS,
+    all_states,
+    start_three_with_topic,
+)
 
 
 def _replace_registration(zk: KazooClient, broker_id: int) -> int:
@@ -35,13 +38,9 @@ async def _until_registered(events: Events, broker_id: int) -> None:
 def test_a_bounced_broker_loses_its_leaderships_and_stays_registered(
         zk_connect: str, zk: KazooClient) -> None:
     async def scenario() -> None:
-        started = [await start_broker(zk_connect, b) for b in (1, 2, 3)]
-        controller, events = started[0]
+        started = await start_three_with_topic(zk_connect)
+        _, events = started[0]
         try:
-            await events.until(lambda: set(events.brokers) == {1, 2, 3})
-            await controller.create_topic("t", REPLICAS, {}, uuid.uuid4())
-            await events.until(lambda: len(getattr(events.topics.get("t"), "states", {}))
-                               == PARTITIONS)
             before = all_states(zk)
             led_by_3 = [p for p, state in before.items() if state.leader == 3]
             assert led_by_3

@@ -11,8 +11,9 @@ import pytest
 from kazoo.client import KazooClient
 
 from brokerd.coordination import writes, znodes
+from brokerd.coordination.zk import ZkCoordinator
 from brokerd.coordination.znodes import PartitionState
-from tests.integration.coordination.harness import read_state, start_broker
+from tests.integration.coordination.harness import Events, read_state, start_broker
 
 PARTITIONS = 12
 REPLICAS = {p: tuple((p + r) % 3 + 1 for r in range(3)) for p in range(PARTITIONS)}
@@ -20,6 +21,17 @@ REPLICAS = {p: tuple((p + r) % 3 + 1 for r in range(3)) for p in range(PARTITION
 
 def all_states(zk: KazooClient, topic: str = "t") -> dict[int, PartitionState]:
     return {p: read_state(zk, topic, p) for p in range(PARTITIONS)}
+
+
+async def start_three_with_topic(zk_connect: str) -> list[tuple[ZkCoordinator, Events]]:
+    """Brokers 1-3 (broker 1 the controller) and topic ``t`` over :data:`REPLICAS`, once
+    broker 1's events show every partition's first state."""
+    started = [await start_broker(zk_connect, b) for b in (1, 2, 3)]
+    controller, events = started[0]
+    await events.until(lambda: set(events.brokers) == {1, 2, 3})
+    await controller.create_topic("t", REPLICAS, {}, uuid.uuid4())
+    await events.until(lambda: len(getattr(events.topics.get("t"), "states", {})) == PARTITIONS)
+    return started
 
 
 def assert_failed_over(before: dict[int, PartitionState], after: dict[int, PartitionState],
@@ -40,13 +52,9 @@ def assert_failed_over(before: dict[int, PartitionState], after: dict[int, Parti
 def test_broker_session_loss_fails_over_its_partitions(zk_connect: str, zk: KazooClient
                                                        ) -> None:
     async def scenario() -> None:
-        started = [await start_broker(zk_connect, b) for b in (1, 2, 3)]
+        started = await start_three_with_topic(zk_connect)
         controller, events = started[0]
         try:
-            await events.until(lambda: set(events.brokers) == {1, 2, 3})
-            await controller.create_topic("t", REPLICAS, {}, uuid.uuid4())
-            await events.until(lambda: len(getattr(events.topics.get("t"), "states", {}))
-                               == PARTITIONS)
             before = all_states(zk)
             assert {s.leader for s in before.values()} == {1, 2, 3}
 
