@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -71,12 +72,11 @@ def _system_seconds(pid: int) -> float:
     return int(stat[stat.rindex(")") + 1:].split()[12]) / CLOCK_TICKS_PER_SECOND
 
 
-def measure(records: int, profile: Path | None, spy: Path | None = None) -> dict[str, Any]:
-    from confluent_kafka import Consumer, Producer, TopicPartition
-    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
-
+@contextmanager
+def three_brokers(name: str, profile: Path | None) -> Iterator[Any]:
+    """Three brokers (the test harness's cluster) on a private ZooKeeper, each under
+    cProfile writing into ``profile`` when given; everything stopped afterwards."""
     import tests.integration.brokerd.broker_process as broker_process
-    from bench.measure import percentile, process_cpu_seconds
     from tests.integration.cluster.harness import started_cluster
     from tests.support.services import start_zookeeper
 
@@ -84,53 +84,63 @@ def measure(records: int, profile: Path | None, spy: Path | None = None) -> dict
         broker_process.subprocess.Popen = _profiled_popen(profile)  # type: ignore[misc,assignment]
     zookeeper = start_zookeeper()
     try:
-        with (tempfile.TemporaryDirectory(prefix="bench-acks-all-") as workdir,
-              contextmanager(started_cluster)(f"{zookeeper.address}/acks",
+        with (tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as workdir,
+              contextmanager(started_cluster)(f"{zookeeper.address}/{name}",
                                               Path(workdir)) as cluster):
-            admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
-            for future in admin.create_topics([NewTopic(
-                    TOPIC, 1, replica_assignment=[[1, 2, 3]],
-                    config={"min.insync.replicas": "2"})]).values():
-                future.result(timeout=60)
-            cluster.await_full_isr(TOPIC)
-            stop = threading.Event()
-
-            def consume() -> None:
-                consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": "c",
-                                     "enable.auto.commit": False, "fetch.wait.max.ms": 100})
-                consumer.assign([TopicPartition(TOPIC, 0, 0)])
-                while not stop.is_set():
-                    consumer.poll(0.2)
-                consumer.close()
-
-            reader = threading.Thread(target=consume)
-            reader.start()
-            producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all",
-                                 "enable.idempotence": True, "linger.ms": 0})
-            for _ in range(WARM_UP_RECORDS):
-                producer.produce(TOPIC, RECORD, partition=0)
-                producer.flush()
-            pids = {b: p.process.pid for b, p in cluster.brokers.items() if p.process}
-            spies = [subprocess.Popen(_sampler(spy, b, pid), stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL)
-                     for b, pid in pids.items()] if spy is not None else []
-            before = {b: process_cpu_seconds(pid) for b, pid in pids.items()}
-            system_before = {b: _system_seconds(pid) for b, pid in pids.items()}
-            latencies = []
-            for _ in range(records):
-                started = time.perf_counter()
-                producer.produce(TOPIC, RECORD, partition=0)
-                producer.flush()
-                latencies.append(time.perf_counter() - started)
-            used = {b: process_cpu_seconds(pid) - before[b] for b, pid in pids.items()}
-            system = {b: _system_seconds(pid) - system_before[b] for b, pid in pids.items()}
-            for spying in spies:
-                spying.send_signal(2)
-                spying.wait(30)
-            stop.set()
-            reader.join()
+            yield cluster
     finally:
         zookeeper.stop()
+
+
+def measure(records: int, profile: Path | None, spy: Path | None = None) -> dict[str, Any]:
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+    from bench.measure import percentile, process_cpu_seconds
+
+    with three_brokers("acks-all", profile) as cluster:
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        for future in admin.create_topics([NewTopic(
+                TOPIC, 1, replica_assignment=[[1, 2, 3]],
+                config={"min.insync.replicas": "2"})]).values():
+            future.result(timeout=60)
+        cluster.await_full_isr(TOPIC)
+        stop = threading.Event()
+
+        def consume() -> None:
+            consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": "c",
+                                 "enable.auto.commit": False, "fetch.wait.max.ms": 100})
+            consumer.assign([TopicPartition(TOPIC, 0, 0)])
+            while not stop.is_set():
+                consumer.poll(0.2)
+            consumer.close()
+
+        reader = threading.Thread(target=consume)
+        reader.start()
+        producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all",
+                             "enable.idempotence": True, "linger.ms": 0})
+        for _ in range(WARM_UP_RECORDS):
+            producer.produce(TOPIC, RECORD, partition=0)
+            producer.flush()
+        pids = {b: p.process.pid for b, p in cluster.brokers.items() if p.process}
+        spies = [subprocess.Popen(_sampler(spy, b, pid), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+                 for b, pid in pids.items()] if spy is not None else []
+        before = {b: process_cpu_seconds(pid) for b, pid in pids.items()}
+        system_before = {b: _system_seconds(pid) for b, pid in pids.items()}
+        latencies = []
+        for _ in range(records):
+            started = time.perf_counter()
+            producer.produce(TOPIC, RECORD, partition=0)
+            producer.flush()
+            latencies.append(time.perf_counter() - started)
+        used = {b: process_cpu_seconds(pid) - before[b] for b, pid in pids.items()}
+        system = {b: _system_seconds(pid) - system_before[b] for b, pid in pids.items()}
+        for spying in spies:
+            spying.send_signal(2)
+            spying.wait(30)
+        stop.set()
+        reader.join()
     latencies.sort()
     return {"records": records,
             "cpu_us_per_request": {b: round(s / records * 1e6) for b, s in used.items()},

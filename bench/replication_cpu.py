@@ -25,11 +25,10 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from bench.acks_all_cpu import three_brokers
 from bench.measure import machine_busy_seconds, process_cpu_seconds
 from bench.replication import LEADER, RECORD_BYTES
 from bench.run_all import CLIENT_OVERHEAD_S, finish_client, start_client
@@ -87,38 +86,25 @@ def measure(rounds: int, records: int, seconds: float, spy_dir: Path | None,
             profile: Path | None = None) -> dict[str, Any]:
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-    import tests.integration.brokerd.broker_process as broker_process
-    from bench.acks_all_cpu import _profiled_popen
-    from tests.integration.cluster.harness import started_cluster
-    from tests.support.services import start_zookeeper
-
-    if profile is not None:
-        broker_process.subprocess.Popen = _profiled_popen(profile)  # type: ignore[misc,assignment]
     phases: dict[str, list[dict[str, Any]]] = {"1": [], "all": []}
-    zookeeper = start_zookeeper()
-    try:
-        with (tempfile.TemporaryDirectory(prefix="bench-replication-cpu-") as workdir,
-              contextmanager(started_cluster)(f"{zookeeper.address}/rcpu",
-                                              Path(workdir)) as cluster):
-            admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
-            for round_ in range(rounds):
-                rf1, rf3 = f"rf1-{round_}", f"rf3-{round_}"
-                for future in admin.create_topics([
-                        NewTopic(rf1, 1, replica_assignment=[[LEADER]]),
-                        NewTopic(rf3, 1, replica_assignment=[[LEADER, 2, 3]],
-                                 config={"min.insync.replicas": "2"})]).values():
-                    future.result(timeout=60)
-                cluster.await_full_isr(rf1)
-                cluster.await_full_isr(rf3)
-                for acks, topic in (("1", rf1), ("all", rf3)):
-                    spy = (spy_dir / f"r{round_}" if spy_dir is not None and acks == "all"
-                           else None)
-                    figures = phase(cluster, topic, acks, records, seconds, spy)
-                    figures["round"] = round_
-                    print(json.dumps(figures), flush=True)
-                    phases[acks].append(figures)
-    finally:
-        zookeeper.stop()
+    with three_brokers("replication-cpu", profile) as cluster:
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        for round_ in range(rounds):
+            rf1, rf3 = f"rf1-{round_}", f"rf3-{round_}"
+            for future in admin.create_topics([
+                    NewTopic(rf1, 1, replica_assignment=[[LEADER]]),
+                    NewTopic(rf3, 1, replica_assignment=[[LEADER, 2, 3]],
+                             config={"min.insync.replicas": "2"})]).values():
+                future.result(timeout=60)
+            cluster.await_full_isr(rf1)
+            cluster.await_full_isr(rf3)
+            for acks, topic in (("1", rf1), ("all", rf3)):
+                spy = (spy_dir / f"r{round_}" if spy_dir is not None and acks == "all"
+                       else None)
+                figures = phase(cluster, topic, acks, records, seconds, spy)
+                figures["round"] = round_
+                print(json.dumps(figures), flush=True)
+                phases[acks].append(figures)
 
     def median(acks: str, key: str) -> float:
         return round(statistics.median(p[key] for p in phases[acks]), 3)
