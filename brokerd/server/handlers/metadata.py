@@ -8,6 +8,13 @@ leaders so the client's next produce goes straight through.  v0 (still served by
 4.0) has no null topic list: there an empty list asks for every topic.  v8+ answer the
 operations the caller may do on each topic (and, v8-10, on the cluster) when asked
 (KIP-430, ``server.authorization``).
+
+A partition is listed only once the controller has written its state, and a topic only
+once one of its partitions has one: Kafka's brokers learn a topic from the controller
+together with its leaders, so clients never see a topic being created.  librdkafka treats
+a listed topic whose every partition lacks a leader as having no such partition (its
+``get_watermark_offsets`` fails at once with ``_UNKNOWN_PARTITION``), where an unknown
+topic makes it ask again.
 """
 
 from __future__ import annotations
@@ -46,7 +53,9 @@ def topic_entry(broker: HandlerContext, metadata: TopicMetadata) -> bodies.Metad
     partitions: list[bodies.MetadataResponsePartition] = []
     for index, replicas in sorted(metadata.replicas.items()):
         state = metadata.states.get(index)
-        if state is None or state.leader not in live:
+        if state is None:
+            continue  # being created: not announced yet
+        if state.leader not in live:
             error, leader, epoch, isr = ErrorCode.LEADER_NOT_AVAILABLE, -1, -1, []
         else:
             error, leader, epoch, isr = ErrorCode.NONE, state.leader, state.leader_epoch, list(
@@ -73,11 +82,11 @@ async def _resolve(broker: HandlerContext, request: Request[bodies.MetadataReque
     topic_id: uuid.UUID = wanted.get("topic_id") or ZERO_UUID
     if name is None:
         metadata = broker.cache.topic_by_id(topic_id)
-        if metadata is None:
+        if metadata is None or not metadata.states:
             return error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
         return topic_entry(broker, metadata)
     metadata = broker.cache.topic(name)
-    if metadata is not None:
+    if metadata is not None and metadata.states:
         return topic_entry(broker, metadata)
     allowed = request.version < 4 or request.body.get("allow_auto_topic_creation", True)
     if not (broker.config.auto_create_topics_enable and allowed):
@@ -93,7 +102,7 @@ async def _resolve(broker: HandlerContext, request: Request[bodies.MetadataReque
         await broker.cache.wait_until(lambda: broker.cache.has_leaders(name),
                                       AUTO_CREATE_WAIT_S)
     metadata = broker.cache.topic(name)
-    if metadata is None:
+    if metadata is None or not metadata.states:
         return error_entry(name, ErrorCode.LEADER_NOT_AVAILABLE)
     return topic_entry(broker, metadata)
 
@@ -102,7 +111,8 @@ async def handle(broker: HandlerContext, request: Request[bodies.MetadataRequest
                  ) -> bodies.MetadataResponse:
     requested = request.body.get("topics")
     if requested is None or (request.version == 0 and not requested):
-        topics = [topic_entry(broker, m) for _, m in sorted(broker.cache.topics.items())]
+        topics = [topic_entry(broker, m) for _, m in sorted(broker.cache.topics.items())
+                  if m.states]
     else:
         topics = [await _resolve(broker, request, wanted) for wanted in requested]
     if request.body.get("include_topic_authorized_operations"):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from brokerd.coordination.znodes import BrokerRegistration
+from brokerd.coordination.znodes import BrokerRegistration, PartitionState, TopicMetadata
 from brokerd.protocol import (
     SCHEMA_VERSIONS,
     ApiKey,
@@ -18,7 +19,7 @@ from brokerd.protocol import (
     encode_response,
 )
 from brokerd.replication.rules import epoch_error
-from brokerd.server.handlers import API_TABLE, api_versions, describe_cluster
+from brokerd.server.handlers import API_TABLE, api_versions, describe_cluster, metadata
 from brokerd.server.handlers.incremental_alter_configs import (
     APPEND,
     DELETE,
@@ -124,3 +125,31 @@ def test_describe_cluster_refuses_controller_endpoints_in_an_encodable_answer() 
     assert answer["error_code"] == ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
     assert encode_response(request.header, answer)
 
+
+
+def test_metadata_announces_a_partition_only_once_its_state_is_written() -> None:
+    """A topic being created (assignment written, no leader state yet) is unknown, and a
+    partition without a state is left out, as a Kafka broker would not know them yet."""
+    def topic(name: str, states: dict[int, PartitionState]) -> TopicMetadata:
+        return TopicMetadata(name, uuid.uuid4(), {0: (1,), 1: (1,)}, states)
+
+    leader = PartitionState(1, 0, (1,))
+    topics = {"creating": topic("creating", {}), "half": topic("half", {0: leader}),
+              "ready": topic("ready", {0: leader, 1: leader})}
+    cache = SimpleNamespace(topics=topics, topic=topics.get, brokers={},
+                            live_broker_ids=lambda: {1}, effective_controller=lambda: 1)
+    broker: Any = SimpleNamespace(cache=cache, cluster_id="c",
+                                  config=SimpleNamespace(auto_create_topics_enable=False))
+
+    def ask(names: list[str] | None) -> dict[str, tuple[int, list[int]]]:
+        body: Any = {"topics": None if names is None else [{"name": n} for n in names],
+                     "allow_auto_topic_creation": False}
+        request = Request(RequestHeader(ApiKey.METADATA, 12, 1, "c"), body,
+                          SimpleNamespace(listener_name="PLAINTEXT"))  # type: ignore[arg-type]
+        answer = asyncio.run(metadata.handle(broker, request))
+        return {t["name"]: (t["error_code"], [p["partition_index"] for p in t["partitions"]])
+                for t in answer["topics"] if t["name"] is not None}
+
+    assert ask(None) == {"half": (0, [0]), "ready": (0, [0, 1])}
+    assert ask(["creating", "half"]) == {
+        "creating": (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []), "half": (0, [0])}
