@@ -99,14 +99,24 @@ def _type_name(group_type: object) -> str:
     return CONSUMER if group_type == ConsumerGroupType.CONSUMER else CLASSIC
 
 
-def list_groups(admin: AdminClient) -> dict[str, str]:
-    """Every group's id and type (``classic`` or ``consumer``)."""
+@dataclass(frozen=True)
+class GroupListing:
+    """Every group's id and type (``classic`` or ``consumer``) that the brokers listed.
+    ``complete`` is False when a broker's ListGroups failed (down, slow, still loading its
+    groups): a group missing from ``types`` may then still exist."""
+
+    types: dict[str, str]
+    complete: bool
+
+
+def list_groups(admin: AdminClient) -> GroupListing:
     try:
         result = _answer(admin.list_consumer_groups(request_timeout=_timeout()), "list groups")
     except KafkaException as exc:
         raise KafkaRequestFailed(str(exc)) from exc
-    return {listing.group_id: _type_name(getattr(listing, "type", None))
-            for listing in sorted(result.valid, key=lambda listing: listing.group_id)}
+    return GroupListing({listing.group_id: _type_name(getattr(listing, "type", None))
+                         for listing in sorted(result.valid, key=lambda g: g.group_id)},
+                        complete=not result.errors)
 
 
 def _state_name(state: object) -> str:

@@ -48,6 +48,9 @@ class ClusterSnapshot:
     types: dict[str, str] = field(default_factory=dict)  # ListGroups v5: classic / consumer
     stable: dict[kafka.TopicPartitionKey, int] = field(default_factory=dict)  # last stable offsets
     heads: dict[Position, int] = field(default_factory=dict)  # waiting records' timestamps, ms
+    # False when a broker's ListGroups failed: groups not listed are kept, not deleted (a
+    # stopped broker once made the console forget every group it coordinated).
+    groups_listed_completely: bool = True
 
 
 def split_name(physical: str) -> tuple[str, str]:
@@ -57,7 +60,8 @@ def split_name(physical: str) -> tuple[str, str]:
 
 
 def read_cluster(admin: kafka.AdminClient, slugs: set[str]) -> ClusterSnapshot:
-    types = {g: t for g, t in kafka.list_groups(admin).items() if split_name(g)[0] in slugs}
+    listing = kafka.list_groups(admin)
+    types = {g: t for g, t in listing.types.items() if split_name(g)[0] in slugs}
     group_ids = list(types)
     committed = kafka.committed_offsets(admin, group_ids)
     partitions = {(topic, p) for topic, count in kafka.partition_counts(admin).items()
@@ -66,7 +70,8 @@ def read_cluster(admin: kafka.AdminClient, slugs: set[str]) -> ClusterSnapshot:
         partitions.update(offsets)
     return ClusterSnapshot(kafka.describe_groups(admin, group_ids), committed,
                            kafka.log_bounds(admin, sorted(partitions)), types,
-                           kafka.stable_offsets(admin, sorted(partitions)))
+                           kafka.stable_offsets(admin, sorted(partitions)),
+                           groups_listed_completely=listing.complete)
 
 
 def waiting_records(cluster: ClusterSnapshot) -> dict[str, set[Position]]:
@@ -172,8 +177,9 @@ def store_tenant(tenant: Tenant, cluster: ClusterSnapshot, now: datetime) -> lis
                            "members", "lag", "status", "total_lag", "max_lag",
                            "time_lag_s", "lag_seconds", "eta_s", "partition_times",
                            "updated_at"])
-        ConsumerGroupLag.objects.filter(tenant=tenant).exclude(
-            group__in=[row.group for row in rows]).delete()
+        if cluster.groups_listed_completely:
+            ConsumerGroupLag.objects.filter(tenant=tenant).exclude(
+                group__in=[row.group for row in rows]).delete()
         _insert_samples(samples)
         _store_throughput(tenant, cluster.bounds, now)
     return rows

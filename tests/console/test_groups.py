@@ -64,6 +64,16 @@ def test_a_group_whose_offsets_could_not_be_read_keeps_its_row(billing: Consumer
 
 
 @pytest.mark.django_db
+def test_a_group_missing_from_an_incomplete_listing_keeps_its_row(billing: ConsumerGroupLag,
+                                                                  acme: Tenant) -> None:
+    """A broker's ListGroups failed (it was stopped): absence proves nothing."""
+    incomplete = ClusterSnapshot({}, {}, {}, groups_listed_completely=False)
+    store_tenant(acme, incomplete, T0 + timedelta(seconds=10))
+    kept = ConsumerGroupLag.objects.get(tenant=acme, group="billing")
+    assert kept.total_lag == 90 and kept.updated_at == billing.updated_at
+
+
+@pytest.mark.django_db
 def test_a_group_gone_from_the_cluster_loses_its_row(billing: ConsumerGroupLag, acme: Tenant) -> None:
     store_tenant(acme, ClusterSnapshot({}, {}, {}), T0 + timedelta(seconds=10))
     assert not ConsumerGroupLag.objects.filter(tenant=acme).exists()
