@@ -54,6 +54,15 @@ def _profiled_popen(directory: Path) -> type[subprocess.Popen[bytes]]:
     return Profiled
 
 
+def profile_brokers(directory: Path) -> None:
+    """Start every harness broker from now on under the profiler (see
+    :func:`_profiled_popen`), writing into ``directory``."""
+    import tests.integration.brokerd.broker_process as broker_process
+
+    directory.mkdir(parents=True, exist_ok=True)
+    broker_process.subprocess.Popen = _profiled_popen(directory)  # type: ignore[misc,assignment]
+
+
 def _sampler(spy: Path, broker_id: int, pid: int) -> list[str]:
     """py-spy (Python stacks, wall clock while runnable) or, with ``BENCH_SAMPLER=perf``,
     ``perf record`` (CPU clock: only on-CPU time, C-level symbols) of one broker."""
@@ -76,12 +85,11 @@ def _system_seconds(pid: int) -> float:
 def three_brokers(name: str, profile: Path | None) -> Iterator[Any]:
     """Three brokers (the test harness's cluster) on a private ZooKeeper, each under
     cProfile writing into ``profile`` when given; everything stopped afterwards."""
-    import tests.integration.brokerd.broker_process as broker_process
     from tests.integration.cluster.harness import started_cluster
     from tests.support.services import start_zookeeper
 
     if profile is not None:
-        broker_process.subprocess.Popen = _profiled_popen(profile)  # type: ignore[misc,assignment]
+        profile_brokers(profile)
     zookeeper = start_zookeeper()
     try:
         with (tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as workdir,

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import connections, idle_partitions, peers
+from bench.acks_all_cpu import profile_brokers
 from bench.density_report import render
 from bench.failover import FAILOVER_PROPERTIES
 from bench.limits import prepare_for
@@ -178,9 +179,11 @@ def in_cluster(zk_address: str, name: str, workdir: Path,
 PHASES = ("default_path", "partitions", "connections", "peers")
 
 
-def run(plan: DensityPlan, phases: tuple[str, ...] = PHASES) -> dict[str, Any]:
-    """The density ``phases`` (default: all); ZooKeeper, brokers and temp dirs are removed
-    whatever fails."""
+def run(plan: DensityPlan, phases: tuple[str, ...] = PHASES,
+        keep_in: Path | None = None) -> dict[str, Any]:
+    """The density ``phases`` (default: all); ZooKeeper and brokers are stopped whatever
+    fails, and their directories removed unless ``keep_in`` names where to keep them (the
+    brokers' logs, to see where a failover's seconds went)."""
     limits = prepare_for(connections=plan.connections)
     results: dict[str, Any] = {
         "started_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
@@ -188,7 +191,12 @@ def run(plan: DensityPlan, phases: tuple[str, ...] = PHASES) -> dict[str, Any]:
         "plan": dataclasses.asdict(plan), "limits": limits.as_dict()}
     started = time.monotonic()
     with ExitStack() as stack:
-        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-density-")))
+        if keep_in is None:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(
+                prefix="bench-density-")))
+        else:
+            workdir = keep_in
+            workdir.mkdir(parents=True)
         zookeeper = start_zookeeper()
         stack.callback(zookeeper.stop)
         if "default_path" in phases:
@@ -228,13 +236,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="partition counts to grow through, e.g. 10000,30000")
     parser.add_argument("--grow-bounds", type=_floats,
                         help="seconds each count may take to create and sync, e.g. 600,1200")
+    parser.add_argument("--keep-in", type=Path,
+                        help="a new directory to keep the brokers' logs and data in")
+    parser.add_argument("--profile", type=Path, help="a directory for the brokers' "
+                        "profiles (cProfile, or CPU samples with BENCH_PROFILER=sampled)")
     args = parser.parse_args(argv)
+    if args.profile is not None:
+        profile_brokers(args.profile)
     plan = DensityPlan().quick() if args.quick else DensityPlan()
     if args.counts:
         plan = dataclasses.replace(plan, partition_counts=args.counts)
     if args.grow_bounds:
         plan = dataclasses.replace(plan, grow_bounds_s=args.grow_bounds)
-    results = run(plan, tuple(args.phase or PHASES))
+    results = run(plan, tuple(args.phase or PHASES), args.keep_in)
     write_json(results, RESULTS_DIR / "density.json")
     print(render(results))
     print(f"JSON: {RESULTS_DIR / 'density.json'}")

@@ -1,6 +1,6 @@
 """``python -m bench.sampled_broker OUT serve …``: brokerd's command line with a CPU-time
 sampling profiler, writing collapsed stacks (``frame;frame;… count`` lines) to OUT when the
-broker exits.
+broker exits (and every few seconds before).
 
 Why not py-spy or cProfile for CPU per request: py-spy samples wall-clock time while a
 thread is runnable, so on a loaded machine every preemption is charged to whatever line
@@ -9,6 +9,8 @@ overhead inflates call-heavy code several times over.  Here ``setitimer(ITIMER_P
 fires every ``BENCH_SAMPLE_US`` (default 1,000) microseconds of *CPU* time the process
 used, and the handler records the main thread's stack (the event loop's: every request
 is served there).  Time inside a C call is charged to the Python line that made it.
+With ``BENCH_SAMPLE_BY_SECOND=1`` each stack starts with the wall-clock second it was
+sampled in (``s1795586300;…``), to pick out a window such as a failover.
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ import collections
 import os
 import signal
 import sys
+import threading
+import time
 from types import FrameType
 
 from brokerd.__main__ import main as brokerd_main
 
 SAMPLES: collections.Counter[str] = collections.Counter()
+DUMP_INTERVAL_S = 5.0
 
 
 def _stack(frame: FrameType | None) -> str:
@@ -37,18 +42,38 @@ def _sample(_signum: int, frame: FrameType | None) -> None:
     SAMPLES[_stack(frame)] += 1
 
 
+def _sample_by_second(_signum: int, frame: FrameType | None) -> None:
+    SAMPLES[f"s{int(time.time())};{_stack(frame)}"] += 1
+
+
 def main(argv: list[str]) -> int:
     output, *brokerd_args = argv
     interval_s = int(os.environ.get("BENCH_SAMPLE_US", "1000")) / 1e6
-    signal.signal(signal.SIGPROF, _sample)
+    by_second = os.environ.get("BENCH_SAMPLE_BY_SECOND") == "1"
+    signal.signal(signal.SIGPROF, _sample_by_second if by_second else _sample)
     signal.setitimer(signal.ITIMER_PROF, interval_s, interval_s)
+    threading.Thread(target=_write_every, args=(output, DUMP_INTERVAL_S), daemon=True).start()
     try:
         return brokerd_main(brokerd_args)
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0, 0)
-        with open(output, "w") as out:
-            for stack, count in SAMPLES.items():
-                out.write(f"{stack} {count}\n")
+        _write(output)
+
+
+def _write(output: str) -> None:
+    samples = dict(SAMPLES)  # one C-level copy: the handler cannot run in the middle of it
+    with open(output + ".tmp", "w") as out:
+        for stack, count in samples.items():
+            out.write(f"{stack} {count}\n")
+    os.replace(output + ".tmp", output)
+
+
+def _write_every(output: str, interval_s: float) -> None:
+    """Also while running: a broker stopped with SIGKILL (a slow shutdown at the end of a
+    benchmark) still leaves its samples up to the last few seconds."""
+    while True:
+        time.sleep(interval_s)
+        _write(output)
 
 
 if __name__ == "__main__":
