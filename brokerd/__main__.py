@@ -73,9 +73,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import uvloop
 
+    from brokerd.gc_pauses import keep_pauses_short
     from brokerd.malloc_tuning import tune_malloc
 
     tune_malloc()
+    keep_pauses_short()
     # A thread waiting for the GIL gets it after at most this long: 1 ms, not Python's
     # 5 ms, because kazoo's connection thread and the ZooKeeper worker give the GIL up at
     # every socket call, once or more per message, and behind a busy event loop each of
