@@ -95,8 +95,14 @@ class StatePusher:
         self._failing: set[int] = set()  # brokers whose last push failed
 
     def push(self, controller_epoch: int, written: Written) -> None:
+        """Queue ``written`` for the live brokers hosting it.  A broker not registered is
+        skipped before any request is built: in a failover the dead broker hosts a
+        replica of every partition it led or followed, and building its requests (only
+        to find no endpoint) cost the controller's loop as much as the live brokers' did."""
         self._epoch = max(self._epoch, controller_epoch)
         for broker, pending in targets(self._broker_id, written).items():
+            if self._resolve(broker) is None:
+                continue  # not live: it reads everything when it registers again
             self._pending.setdefault(broker, {}).update(pending)
             if broker not in self._senders:
                 self._senders[broker] = asyncio.get_running_loop().create_task(

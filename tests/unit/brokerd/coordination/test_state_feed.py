@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from typing import Any
 
 import pytest
 
@@ -132,3 +134,30 @@ def test_each_broker_is_sent_the_partitions_it_hosts_in_bounded_requests(
                          "leader_epoch": 1, "isr": [3], "partition_epoch": 1,
                          "replicas": [2, 3], "adding_replicas": [], "removing_replicas": [],
                          "is_new": False}
+
+
+def test_a_push_builds_no_request_for_a_broker_that_is_not_live(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a failover the dead broker hosts a replica of every partition it led: its
+    requests are not even built."""
+    built: list[set[tuple[str, int]]] = []
+    real = state_push.request_bodies
+
+    def recorded(controller: int, epoch: int, pending: state_push.Pending) -> list[Any]:
+        built.append(set(pending))
+        return real(controller, epoch, pending)
+    monkeypatch.setattr(state_push, "request_bodies", recorded)
+    metadata = TopicMetadata("t", TOPIC_ID, {0: (1, 2), 1: (2, 3)})
+    written = {0: state(1, 1, 1, (1,)), 1: state(3, 1, 1, (3,))}
+
+    async def push() -> None:
+        # Broker 2 is not registered; broker 3's port refuses at once (the push is dropped).
+        pusher = state_push.StatePusher(
+            1, lambda broker: None if broker == 2 else ("127.0.0.1", 1), 1.0)
+        pusher.push(5, [(metadata, written)])
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            if built:
+                break
+    asyncio.run(push())
+    assert built == [{("t", 1)}]  # broker 3's only: broker 2 hosts 0 and 1 but is gone
