@@ -70,6 +70,11 @@ def topic_entry(broker: HandlerContext, metadata: TopicMetadata) -> bodies.Metad
             "partitions": partitions}
 
 
+def _announced(metadata: TopicMetadata | None) -> TopicMetadata | None:
+    """``metadata`` once one of its partitions has a state (see the module doc), else None."""
+    return metadata if metadata is not None and metadata.states else None
+
+
 def error_entry(name: str | None, error: ErrorCode, topic_id: uuid.UUID = ZERO_UUID
                 ) -> bodies.MetadataResponseTopic:
     return {"error_code": int(error), "name": name, "topic_id": topic_id, "is_internal": False,
@@ -81,12 +86,12 @@ async def _resolve(broker: HandlerContext, request: Request[bodies.MetadataReque
     name: str | None = wanted.get("name")
     topic_id: uuid.UUID = wanted.get("topic_id") or ZERO_UUID
     if name is None:
-        metadata = broker.cache.topic_by_id(topic_id)
-        if metadata is None or not metadata.states:
+        metadata = _announced(broker.cache.topic_by_id(topic_id))
+        if metadata is None:
             return error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
         return topic_entry(broker, metadata)
-    metadata = broker.cache.topic(name)
-    if metadata is not None and metadata.states:
+    metadata = _announced(broker.cache.topic(name))
+    if metadata is not None:
         return topic_entry(broker, metadata)
     allowed = request.version < 4 or request.body.get("allow_auto_topic_creation", True)
     if not (broker.config.auto_create_topics_enable and allowed):
@@ -101,8 +106,8 @@ async def _resolve(broker: HandlerContext, request: Request[bodies.MetadataReque
     if result.error_code == ErrorCode.TOPIC_ALREADY_EXISTS:  # another client won the race
         await broker.cache.wait_until(lambda: broker.cache.has_leaders(name),
                                       AUTO_CREATE_WAIT_S)
-    metadata = broker.cache.topic(name)
-    if metadata is None or not metadata.states:
+    metadata = _announced(broker.cache.topic(name))
+    if metadata is None:
         return error_entry(name, ErrorCode.LEADER_NOT_AVAILABLE)
     return topic_entry(broker, metadata)
 
@@ -112,7 +117,7 @@ async def handle(broker: HandlerContext, request: Request[bodies.MetadataRequest
     requested = request.body.get("topics")
     if requested is None or (request.version == 0 and not requested):
         topics = [topic_entry(broker, m) for _, m in sorted(broker.cache.topics.items())
-                  if m.states]
+                  if _announced(m)]
     else:
         topics = [await _resolve(broker, request, wanted) for wanted in requested]
     if request.body.get("include_topic_authorized_operations"):
