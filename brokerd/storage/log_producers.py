@@ -40,7 +40,7 @@ class LogProducers:
     def last_stable_offset(self, high_watermark: int) -> int:
         """See :mod:`transactions`: the high watermark, lowered by open transactions."""
         return self._txns.last_stable_offset(high_watermark,
-                                             self._state.open_transactions().values())
+                                             self._state.open_first_offsets())
 
     def aborted_between(self, fetch_offset: int, upper: int) -> list[AbortedTxn]:
         return self._txns.aborted_between(fetch_offset, upper)

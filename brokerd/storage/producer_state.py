@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import struct
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,10 +102,15 @@ class ProducerEntry:
 
 
 class ProducerStateManager:
-    """Producer id -> :class:`ProducerEntry` for one partition."""
+    """Producer id -> :class:`ProducerEntry` for one partition.
+
+    The open transactions are kept apart as well (producer id -> first offset): every
+    fetch answer reads the last stable offset, and scanning every producer for it cost
+    each fetch time in proportion to the producers the partition remembers."""
 
     def __init__(self) -> None:
         self.producers: dict[int, ProducerEntry] = {}
+        self._open: dict[int, int] = {}
 
     def check(self, headers: Iterable[BatchHeader]) -> BatchMetadata | None:
         """Validate a leader append's batches in order without changing state.
@@ -174,13 +179,16 @@ class ProducerStateManager:
                                      header.base_offset, marker == ABORT)
             if entry is not None:
                 entry.current_txn_first_offset = -1
+                self._open.pop(header.producer_id, None)
         if entry is None or entry.epoch != header.producer_epoch:
             entry = ProducerEntry(header.producer_id, header.producer_epoch)
             self.producers[header.producer_id] = entry
+            self._open.pop(header.producer_id, None)
         if completed is not None:
             entry.last_marker_offset = header.base_offset
         if is_transactional_data(header) and entry.current_txn_first_offset < 0:
             entry.current_txn_first_offset = header.base_offset
+            self._open[header.producer_id] = header.base_offset
         if header.base_sequence >= 0 and not header.is_control:
             entry.batches.append(
                 BatchMetadata(
@@ -195,9 +203,12 @@ class ProducerStateManager:
         return completed
 
     def open_transactions(self) -> dict[int, int]:
-        """Producer id -> first offset of its open transaction."""
-        return {pid: entry.current_txn_first_offset for pid, entry in self.producers.items()
-                if entry.current_txn_first_offset >= 0}
+        """Producer id -> first offset of its open transaction (a copy)."""
+        return dict(self._open)
+
+    def open_first_offsets(self) -> Collection[int]:
+        """The first offsets of the open transactions (a live view: read, don't keep)."""
+        return self._open.values()
 
     def evict_below(self, log_start_offset: int) -> None:
         """Forget producers none of whose retained batches survive in the log (a producer
@@ -253,8 +264,9 @@ class ProducerStateManager:
                 position += layout.size
                 producer_id, epoch, last_timestamp, batches = (*fields[:3], fields[-1])
                 entry = ProducerEntry(producer_id, epoch, last_timestamp)
-                if version == _VERSION:
+                if version == _VERSION and fields[3] >= 0:
                     entry.current_txn_first_offset = fields[3]
+                    state._open[producer_id] = fields[3]
                 for _ in range(batches):
                     entry.batches.append(BatchMetadata(*_BATCH.unpack_from(body, position)))
                     position += _BATCH.size

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from brokerd.storage.checkpoint import write_atomically
@@ -130,9 +130,13 @@ class PartitionTransactions:
                                   if t.last_offset >= high_watermark]
 
     # -- queries ------------------------------------------------------------------------
-    def last_stable_offset(self, high_watermark: int, open_first_offsets: Iterable[int]) -> int:
-        """See :func:`transactions.last_stable_offset`."""
+    def last_stable_offset(self, high_watermark: int, open_first_offsets: Collection[int]
+                           ) -> int:
+        """See :func:`transactions.last_stable_offset` (every fetch answer asks, and most
+        partitions have no transaction in flight)."""
         self.high_watermark_moved(high_watermark)
+        if not open_first_offsets and not self._unreplicated:
+            return high_watermark
         unstable = [*open_first_offsets, *(t.first_offset for t in self._unreplicated)]
         return last_stable_offset(high_watermark, unstable)
 
