@@ -22,8 +22,15 @@ unconsumed start of a frame (``_partial``, under ``SMALL_FRAME_BYTES`` + 4 bytes
 back to the front of the shared buffer by the next ``get_buffer``.
 
 Ordering invariant: requests of one connection are processed one at a time, in arrival
-order, and each response (if any: acks=0 produce has none) is written before the next
-request is processed — the order Kafka clients rely on to match correlation ids.
+order, and the responses (if any: acks=0 produce has none) are written in that order —
+the order Kafka clients rely on to match correlation ids.  A request's processing may end
+before its response is ready: an acks=all produce returns a :class:`Later` once its data
+is appended, and the connection goes on with the next request while an answering task
+awaits the later responses and writes them, and every response queued behind them, in
+order (at most :data:`MAX_UNANSWERED` of them at a time).  Kafka's broker reads nothing
+more from a connection until the response is sent, so each of a producer's pipelined
+acks=all requests waited out the previous one's whole replication round; here they are
+appended as they arrive and the followers carry them in one fetch.
 
 Authentication state: a connection starts with ``principal`` None on a SASL listener (only
 ApiVersions, SaslHandshake and SaslAuthenticate are served until it is set) or with the
@@ -47,6 +54,7 @@ from typing import Any, Protocol, cast
 from brokerd.protocol import ProtocolError
 from brokerd.security import Principal, SaslAuthenticator, TenantNamespace
 from brokerd.security.reauth import SaslSession
+from brokerd.server.request import Later
 from brokerd.server.transfer import ResponseWriter
 
 log = logging.getLogger(__name__)
@@ -61,6 +69,10 @@ SMALL_FRAME_BYTES = 16 * 1024
 # half): the count bounds pipelining, the bytes bound memory (100 MB produce requests).
 MAX_QUEUED_FRAMES = 64
 MAX_QUEUED_BYTES = 16 * 1024 * 1024
+# Processed requests whose responses are not written yet (see the ordering invariant):
+# each may hold its produce request's frame, so this bounds memory too.  Above the five
+# requests in flight Kafka's producers default to.
+MAX_UNANSWERED = 16
 
 
 def new_receive_buffer() -> bytearray:
@@ -120,7 +132,8 @@ class RequestProcessor(Protocol):
     ``frame`` is writable and the request's alone (the log patches record batches in it).
     """
 
-    def __call__(self, connection: Connection, frame: memoryview) -> Awaitable[list[Any] | None]:
+    def __call__(self, connection: Connection, frame: memoryview
+                 ) -> Awaitable[list[Any] | Later[list[Any] | None] | None]:
         ...
 
 
@@ -169,6 +182,12 @@ class Connection(asyncio.BufferedProtocol):
         self._frames: list[memoryview] = []
         self._queued_bytes = 0
         self._worker: asyncio.Task[None] | None = None
+        # Responses to write in request order, each a Later or ready (list or None), and
+        # the task writing them; both only while some response is not ready yet.
+        self._unanswered: list[Any] = []
+        self._answerer: asyncio.Task[None] | None = None
+        self._answered: asyncio.Future[None] | None = None  # woken after each one written
+        self._awaiting: Later[Any] | None = None  # the later response being awaited
         self._pause_reasons: frozenset[str] = frozenset()  # the shared empty one while reading
         self._muted_until = 0.0  # loop time at which a quota mute ends
         self._unmute: asyncio.TimerHandle | None = None
@@ -247,7 +266,10 @@ class Connection(asyncio.BufferedProtocol):
             self._writer.connection_lost()
         if self._worker is not None:
             self._worker.cancel()
+        if self._answerer is not None:
+            self._answerer.cancel()
         self._frames.clear()
+        self._drop_unanswered()
         self._on_close(self)
 
     def pause_writing(self) -> None:
@@ -278,6 +300,10 @@ class Connection(asyncio.BufferedProtocol):
             if (muted_s := self._muted_until - loop.time()) > 0:
                 await asyncio.sleep(muted_s)
                 continue
+            if len(self._unanswered) >= MAX_UNANSWERED:
+                self._answered = loop.create_future()
+                await self._answered
+                continue
             frame = self._frames.pop(0)
             self._queued_bytes -= len(frame)
             if (len(self._frames) < MAX_QUEUED_FRAMES // 2
@@ -285,24 +311,82 @@ class Connection(asyncio.BufferedProtocol):
                 self.resume("backlog")
             try:
                 response = await self._processor(self, frame)
-                if response is not None and self._writer is not None and not self.closed:
+                if isinstance(response, Later) or self._unanswered:
+                    self._answer_later(response)
+                elif response is not None and self._writer is not None and not self.closed:
                     await self._writer.write(response)
                 self.last_active = time.monotonic()
                 if self._close_after_response is not None:
+                    if self._answerer is not None:
+                        await asyncio.wait({self._answerer})
                     self.close(self._close_after_response, flush=True)
                     return
-            except ProtocolError as exc:
-                self.close(f"malformed request: {exc}")
+            except Exception as exc:
+                self._failed(exc)
                 return
-            except Exception as exc:  # a bug or an I/O error: lose this connection only
-                log.exception("request from %s failed", self.peer)
-                self.close(f"internal error: {exc!r}")
-                return
+
+    def _answer_later(self, response: Any) -> None:
+        """Queue ``response`` behind the unanswered ones (see the ordering invariant)."""
+        if self.closed:
+            if isinstance(response, Later):
+                response.response.close()
+            return
+        self._unanswered.append(response)
+        if self._answerer is None:
+            self._answerer = asyncio.get_running_loop().create_task(self._answer_in_order())
+
+    async def _answer_in_order(self) -> None:
+        """Write the queued responses in order, each once it is ready; a response is
+        taken off the queue only once written, so nothing else writes meanwhile."""
+        try:
+            while self._unanswered and not self.closed:
+                head = self._unanswered[0]
+                if isinstance(head, Later):
+                    self._awaiting = head
+                    response = await head.response
+                    self._awaiting = None
+                else:
+                    response = head
+                if response is not None and self._writer is not None and not self.closed:
+                    await self._writer.write(response)
+                del self._unanswered[0]
+                self.last_active = time.monotonic()
+                self._wake_processing()
+        except Exception as exc:
+            self._failed(exc)
+        finally:
+            self._answerer = None
+            self._awaiting = None
+            if self.closed:
+                self._drop_unanswered()
+            self._wake_processing()
+
+    def _wake_processing(self) -> None:
+        if self._answered is not None and not self._answered.done():
+            self._answered.set_result(None)
+
+    def _failed(self, exc: Exception) -> None:
+        """A request could not be answered: lose this connection only."""
+        if isinstance(exc, ProtocolError):
+            self.close(f"malformed request: {exc}")
+        else:  # a bug or an I/O error
+            log.exception("request from %s failed", self.peer, exc_info=exc)
+            self.close(f"internal error: {exc!r}")
+
+    def _drop_unanswered(self) -> None:
+        """The connection is gone: close the later responses no one will await (the one
+        being awaited ends with the answering task's cancellation)."""
+        for entry in self._unanswered:
+            if isinstance(entry, Later) and entry is not self._awaiting:
+                entry.response.close()
+        self._unanswered.clear()
 
     async def drain(self) -> None:
         """Wait until every response written so far has left our buffers."""
         if self._worker is not None and not self._worker.done():
             await asyncio.wait({self._worker})
+        if self._answerer is not None and not self._answerer.done():
+            await asyncio.wait({self._answerer})
         if self._writer is not None:
             await self._writer.drained()
 

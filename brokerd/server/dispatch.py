@@ -41,7 +41,7 @@ from brokerd.protocol.messages import ALL_MESSAGES
 from brokerd.security.reauth import may_serve
 from brokerd.server import unsupported_version
 from brokerd.server.handlers import API_TABLE, ApiEntry, api_versions, sasl_authenticate
-from brokerd.server.request import Request
+from brokerd.server.request import Later, Request
 from brokerd.server.tenancy import Guard
 
 if TYPE_CHECKING:
@@ -97,7 +97,8 @@ class Dispatcher:
         self._broker = broker
         self._resources = BrokerResources(broker)
 
-    async def __call__(self, connection: Connection, frame: memoryview) -> list[Any] | None:
+    async def __call__(self, connection: Connection, frame: memoryview
+                       ) -> list[Any] | Later[list[Any] | None] | None:
         if connection.sasl_raw_tokens:
             return await sasl_authenticate.raw_token(self._broker, connection, frame)
         try:
@@ -126,13 +127,26 @@ class Dispatcher:
         started = time.perf_counter()
         if denial is not None:
             # A denial names the error and leaves the rest of the answer empty.
-            response: dict[str, Any] | None = response_with_defaults(
-                header.api_key, header.api_version, denial)
-        else:
-            response = await entry.handle(self._broker,
-                                          Request(header, body, connection, len(frame)))
-            if response is not None and guard is not None:
-                guard.restore(response)
+            return self._finish(connection, header, entry, guard, started, response_with_defaults(
+                header.api_key, header.api_version, denial))
+        response = await entry.handle(self._broker, Request(header, body, connection, len(frame)))
+        if isinstance(response, Later):
+            return Later(self._finish_later(connection, header, entry, guard, started,
+                                            response))
+        return self._finish(connection, header, entry, guard, started, response)
+
+    async def _finish_later(self, connection: Connection, header: RequestHeader,
+                            entry: ApiEntry, guard: Guard | None, started: float,
+                            later: Later[dict[str, Any] | None]) -> list[Any] | None:
+        return self._finish(connection, header, entry, guard, started, await later.response)
+
+    def _finish(self, connection: Connection, header: RequestHeader, entry: ApiEntry,
+                guard: Guard | None, started: float, response: dict[str, Any] | None
+                ) -> list[Any] | None:
+        """The answer's common tail: names restored for the tenant, the request quota's
+        throttle, the request's metrics, the encoding."""
+        if response is not None and guard is not None:
+            guard.restore(response)
         elapsed_s = time.perf_counter() - started
         if header.api_key not in SELF_QUOTED_APIS:
             handler_ms = 0.0 if header.api_key in PARKING_APIS else elapsed_s * 1000

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from brokerd.protocol import RequestHeader
 
@@ -29,6 +30,26 @@ class Request(Generic[Body]):
     @property
     def version(self) -> int:
         return self.header.api_version
+
+
+Response = TypeVar("Response")
+
+
+class Later(Generic[Response]):
+    """A response that is ready only after the handler has returned: an acks=all produce
+    whose data is appended and now waits for its replicas.
+
+    Why: a connection answers in request order, and used to process nothing else until
+    the answer was written, so a producer's pipelined requests each waited out the
+    previous one's replication round before being appended.  Handed a ``Later``, the
+    connection goes on with its next request at once and writes this answer when
+    ``response`` (a coroutine, awaited exactly once, in request order) returns it.
+    """
+
+    __slots__ = ("response",)
+
+    def __init__(self, response: Coroutine[Any, Any, Response]) -> None:
+        self.response = response
 
 
 def client_host(peer: str) -> str:

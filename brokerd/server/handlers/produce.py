@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from brokerd.protocol import ApiKey, ErrorCode, ProtocolError
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
+from brokerd.server.request import Later
 from brokerd.server.tenancy import ApiNames, Gate, Names
 from brokerd.server.tenancy_rules import TOPIC_DENIED, TXN_DENIED, every_produce_partition
 from brokerd.server.txn_service import verify_produce
@@ -104,21 +106,32 @@ def _append(broker: HandlerContext, topic: str, data: bodies.ProduceRequestParti
     return answer, ((hosted, result.last_offset) if acks == -1 else None)
 
 
-async def _await_commit(answer: bodies.ProduceResponsePartitionResponse, hosted: Partition,
-                        last_offset: int,
-                        timeout_s: float) -> None:
-    """Park until the high watermark passes ``last_offset``; turn ``answer`` into the
+@dataclass
+class _Commit:
+    """An appended partition's wait for its replicas: registered at the append, so the
+    wait and its timeout run from then however late the answer is awaited."""
+
+    answer: bodies.ProduceResponsePartitionResponse
+    hosted: Partition
+    committed: asyncio.Future[bool]
+    deadline: float  # loop time
+    timeout_s: float
+
+
+async def _await_commit(commit: _Commit) -> None:
+    """Park until the high watermark passes the appended data; turn the answer into the
     error when it does not (timeout, leadership lost, ISR too small).  A stopping broker
     needs no watch of its own here: it hands leadership away or closes its replicas
     before it waits for in-flight requests, and either completes the wait with False."""
-    committed = hosted.wait_for_commit(last_offset)
+    answer, hosted, committed = commit.answer, commit.hosted, commit.committed
     if not committed.done():
-        await asyncio.wait((committed,), timeout=timeout_s)
+        remaining_s = commit.deadline - asyncio.get_running_loop().time()
+        await asyncio.wait((committed,), timeout=max(remaining_s, 0))
     index = answer["index"]
     if not committed.done():
         committed.cancel()
         answer.update(partition_error(index, ErrorCode.REQUEST_TIMED_OUT,
-                                      f"not replicated to the ISR in {timeout_s:g} s"))
+                                      f"not replicated to the ISR in {commit.timeout_s:g} s"))
     elif not committed.result():
         answer.update(partition_error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
     elif (shortfall := hosted.min_isr_violation()) is not None:
@@ -127,12 +140,16 @@ async def _await_commit(answer: bodies.ProduceResponsePartitionResponse, hosted:
 
 
 async def handle(broker: HandlerContext, request: Request[bodies.ProduceRequest]
-                 ) -> bodies.ProduceResponse | None:
+                 ) -> bodies.ProduceResponse | Later[bodies.ProduceResponse | None] | None:
+    """Append every partition's data; an acks=all request that must wait for replicas
+    is answered :class:`Later`, so the connection appends its next request meanwhile."""
     started = time.perf_counter()
     body = request.body
     acks = body["acks"]
+    timeout_s = max(body["timeout_ms"], 0) / 1000
+    deadline = asyncio.get_running_loop().time() + timeout_s
     responses: list[bodies.ProduceResponseResponse] = []
-    waits = []
+    commits = []
     for topic_data in body["topic_data"]:
         name = topic_data["name"]
         partitions: list[bodies.ProduceResponsePartitionResponse]
@@ -150,14 +167,35 @@ async def handle(broker: HandlerContext, request: Request[bodies.ProduceRequest]
                 answer, wait = _append(broker, name, data, acks)
                 partitions.append(answer)
                 if wait is not None:
-                    waits.append(_await_commit(answer, *wait,
-                                               max(body["timeout_ms"], 0) / 1000))
+                    hosted, last_offset = wait
+                    commits.append(_Commit(answer, hosted, hosted.wait_for_commit(last_offset),
+                                           deadline, timeout_s))
         responses.append({"name": name, "partition_responses": partitions})
     handler_ms = (time.perf_counter() - started) * 1000  # the purgatory wait is not work
-    if len(waits) == 1:  # one partition, the usual acks=all request: no Task to wrap it
-        await waits[0]
-    elif waits:
-        await asyncio.gather(*waits)
+    if any(not commit.committed.done() for commit in commits):
+        return Later(_answer_when_committed(broker, request, responses, commits, handler_ms))
+    for commit in commits:  # committed already (or failed): settle the answers now
+        await _await_commit(commit)
+    return _answer(broker, request, responses, handler_ms)
+
+
+async def _answer_when_committed(broker: HandlerContext, request: Request[bodies.ProduceRequest],
+                                 responses: list[bodies.ProduceResponseResponse],
+                                 commits: list[_Commit], handler_ms: float
+                                 ) -> bodies.ProduceResponse | None:
+    if len(commits) == 1:  # one partition, the usual acks=all request: no Task to wrap it
+        await _await_commit(commits[0])
+    else:
+        await asyncio.gather(*(_await_commit(commit) for commit in commits))
+    return _answer(broker, request, responses, handler_ms)
+
+
+def _answer(broker: HandlerContext, request: Request[bodies.ProduceRequest],
+            responses: list[bodies.ProduceResponseResponse], handler_ms: float
+            ) -> bodies.ProduceResponse | None:
+    """The quotas' throttle, the metering and the response, once every append settled."""
+    body = request.body
+    acks = body["acks"]
     throttle_ms = broker.quotas.produce_throttle(
         request.connection, request.header.client_id, request_bytes=request.frame_bytes,
         acks=acks, handler_time_ms=handler_ms)

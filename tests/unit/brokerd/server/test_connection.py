@@ -12,6 +12,7 @@ import pytest
 from brokerd.protocol import ProtocolError
 from brokerd.server import connection as connection_module
 from brokerd.server.connection import Connection
+from brokerd.server.request import Later
 
 
 class FakeTransport:
@@ -54,21 +55,36 @@ class Harness:
         from brokerd.server.transfer import ResponseWriter
 
         self.seen: list[bytes] = []
+        self.later: list[Any] = []  # the coroutines of the Later responses handed out
+        self.release: asyncio.Future[None] | None = None  # ends every "later" request's wait
         self.transport = FakeTransport()
         self.connection = Connection(self.process, "PLAINTEXT", max_request_bytes,
                                      lambda t: ResponseWriter(t, "pread"),
                                      receive_buffer=receive_buffer)
         self.connection.connection_made(self.transport)  # type: ignore[arg-type]
 
-    async def process(self, connection: Connection, frame: memoryview) -> list[Any] | None:
+    async def process(self, connection: Connection, frame: memoryview
+                      ) -> list[Any] | Later[list[Any]] | None:
         payload = bytes(frame)
         self.seen.append(payload)
+        if payload.startswith(b"later"):  # an acks=all produce: answered once "replicated"
+            coroutine = self._answer_later(payload)
+            self.later.append(coroutine)
+            return Later(coroutine)
         if payload.startswith(b"slow"):
             await asyncio.sleep(0.05)
         if payload.startswith(b"bad"):
             raise ProtocolError("cannot parse")
         if payload.startswith(b"silent"):
             return None
+        return [b"re:", payload]
+
+    async def _answer_later(self, payload: bytes) -> list[Any]:
+        if self.release is None:
+            self.release = asyncio.get_running_loop().create_future()
+        await self.release
+        if payload.startswith(b"later-bad"):
+            raise ProtocolError("cannot answer")
         return [b"re:", payload]
 
     def feed(self, data: bytes, chunk: int) -> None:
@@ -275,3 +291,82 @@ def test_a_large_frame_reuses_a_buffer_only_once_nothing_refers_to_it() -> None:
 
     connection_module.LARGE_FRAMES.spares.clear()
     asyncio.run(scenario())
+
+
+def test_a_later_response_lets_the_next_requests_run_and_keeps_the_order() -> None:
+    async def scenario() -> tuple[Harness, list[bytes], list[bytes]]:
+        harness = Harness()
+        harness.release = asyncio.get_running_loop().create_future()
+        harness.feed(frame(b"later-1") + frame(b"now-2") + frame(b"later-3")
+                     + frame(b"silent"), 1 << 20)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        seen, written = list(harness.seen), list(harness.transport.written)
+        harness.release.set_result(None)
+        await harness.settle()
+        return harness, seen, written
+
+    harness, seen_before, written_before = asyncio.run(scenario())
+    # every request was processed while the first one's answer was not ready ...
+    assert seen_before == [b"later-1", b"now-2", b"later-3", b"silent"]
+    assert written_before == []
+    # ... and the answers went out in request order, nothing left behind
+    assert b"".join(harness.transport.written) == b"re:later-1re:now-2re:later-3"
+    assert harness.connection._unanswered == [] and harness.connection._answerer is None
+
+
+def test_at_most_max_unanswered_requests_run_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection_module, "MAX_UNANSWERED", 2)
+
+    async def scenario() -> tuple[Harness, list[bytes]]:
+        harness = Harness()
+        harness.release = asyncio.get_running_loop().create_future()
+        harness.feed(b"".join(frame(b"later-%d" % i) for i in range(4)), 1 << 20)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        seen = list(harness.seen)
+        harness.release.set_result(None)
+        await harness.settle()
+        return harness, seen
+
+    harness, seen_before = asyncio.run(scenario())
+    assert seen_before == [b"later-0", b"later-1"]
+    assert b"".join(harness.transport.written) == b"".join(
+        b"re:later-%d" % i for i in range(4))
+
+
+def test_a_lost_connection_closes_the_later_responses_it_will_never_write() -> None:
+    async def scenario() -> Harness:
+        harness = Harness()
+        harness.release = asyncio.get_running_loop().create_future()
+        harness.feed(frame(b"later-1") + frame(b"later-2"), 1 << 20)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        harness.connection.connection_lost(None)
+        await asyncio.sleep(0)
+        return harness
+
+    harness = asyncio.run(scenario())
+    # the one being awaited ends with the cancelled task, the other is closed unstarted:
+    # neither is left suspended, nor warns that it was never awaited
+    assert [coroutine.cr_frame for coroutine in harness.later] == [None, None]
+    assert harness.transport.written == []
+
+
+def test_a_later_response_that_fails_closes_the_connection(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario() -> Harness:
+        harness = Harness()
+        harness.release = asyncio.get_running_loop().create_future()
+        harness.feed(frame(b"now-1") + frame(b"later-bad") + frame(b"later-3"), 1 << 20)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        harness.release.set_result(None)
+        await harness.settle()
+        return harness
+
+    with caplog.at_level(logging.WARNING):
+        harness = asyncio.run(scenario())
+    assert harness.transport.aborted
+    assert harness.transport.written == [b"re:now-1"]
+    assert "malformed request" in caplog.text

@@ -15,7 +15,7 @@ from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import Partition
 from brokerd.server.handlers import fetch, offset_for_leader_epoch, produce
 from brokerd.server.quotas import BrokerQuotaGlue
-from brokerd.server.request import Request
+from brokerd.server.request import Later, Request
 from brokerd.storage import LogConfig, LogManager
 
 
@@ -45,11 +45,18 @@ def _request(api_key: int, version: int, body: dict[str, Any]) -> Request:
     return Request(RequestHeader(api_key, version, 1, "c"), body, connection)  # type: ignore[arg-type]
 
 
-def _produce(broker: _Broker, timeout_ms: int = 2000) -> Any:
+def _produce_request(broker: _Broker, timeout_ms: int = 2000) -> Any:
+    """The handler's own result: an acks=all request waiting for replicas is a Later."""
     body = {"acks": -1, "timeout_ms": timeout_ms, "transactional_id": None,
             "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": memoryview(
                 build_batch([(None, b"v", [], 1_700_000_000_000)] * 3))}]}]}
     return produce.handle(broker, _request(0, 9, body))  # type: ignore[arg-type]
+
+
+async def _produce(broker: _Broker, timeout_ms: int = 2000) -> Any:
+    """The response, awaited as the connection does."""
+    response = await _produce_request(broker, timeout_ms)
+    return await response.response if isinstance(response, Later) else response
 
 
 def _fetch(broker: _Broker, replica_id: int, offset: int, epoch: int = -1) -> Any:
@@ -86,6 +93,24 @@ def test_acks_all_completes_when_the_follower_fetch_passes_the_batch(tmp_path: P
     assert (answer["error_code"], answer["base_offset"]) == (0, 0)
     assert consumer["records"] == b"" and consumer["high_watermark"] == 0
     assert follower["records"].nbytes > 0 and follower["high_watermark"] == 0
+
+
+def test_acks_all_returns_once_appended_and_answers_later(tmp_path: Path) -> None:
+    """The connection goes on with its next request while this one waits for replicas."""
+    async def scenario() -> tuple[int, bool, dict[str, Any]]:
+        broker = _Broker(tmp_path)
+        hosted = broker.lead(isr=(1, 2))
+        later = await _produce_request(broker)
+        assert isinstance(later, Later)
+        answered = asyncio.ensure_future(later.response)
+        await asyncio.sleep(0.01)
+        waiting = not answered.done()
+        await _fetch(broker, 2, 3)  # the follower holds the batch: committed
+        return hosted.log_end_offset, waiting, _answer(await asyncio.wait_for(answered, 1))
+
+    log_end, waiting, answer = asyncio.run(scenario())
+    assert log_end == 3 and waiting
+    assert (answer["error_code"], answer["base_offset"]) == (0, 0)
 
 
 def test_min_insync_refuses_before_storing(tmp_path: Path) -> None:
