@@ -101,21 +101,23 @@ class InterBrokerConnection:
         self._reauthenticate_at = (time.monotonic() + lifetime_ms * 0.9 / 1000
                                    if lifetime_ms > 0 else float("inf"))
 
-    async def request(self, api_key: int, version: int, body: dict[str, Any],
-                      extra_wait_s: float = 0.0) -> dict[str, Any]:
+    async def request(self, api_key: int, version: int, body: Any,
+                      extra_wait_s: float = 0.0, codec: Any = None) -> dict[str, Any]:
         """Send one request and return the decoded response body; ``extra_wait_s`` adds
-        the time the broker may park it (a fetch's max wait) to the timeout."""
+        the time the broker may park it (a fetch's max wait) to the timeout.  ``codec``
+        (see :meth:`_exchange`) writes ``body``, whatever its type, and reads the answer
+        instead of the generic codec; Fetch v12 always goes through :mod:`fetch_codec`."""
         if time.monotonic() >= self._reauthenticate_at:
             await self._login()
-        if api_key == ApiKey.FETCH and version == fetch_codec.VERSION:
-            return await self._exchange(api_key, version, body, extra_wait_s, fetch_codec)
-        return await self._exchange(api_key, version, body, extra_wait_s)
+        if codec is None and api_key == ApiKey.FETCH and version == fetch_codec.VERSION:
+            codec = fetch_codec
+        return await self._exchange(api_key, version, body, extra_wait_s, codec)
 
-    async def _exchange(self, api_key: int, version: int, body: dict[str, Any],
+    async def _exchange(self, api_key: int, version: int, body: Any,
                         extra_wait_s: float = 0.0, codec: Any = None) -> dict[str, Any]:
-        """One round trip; ``codec``: a module with ``encode_request`` and
-        ``decode_response`` for this api and version (:mod:`fetch_codec`), else the
-        generic codec."""
+        """One round trip; ``codec``: a module with ``encode_request(correlation_id,
+        client_id, body)`` and ``decode_response(frame)`` for this api and version
+        (:mod:`fetch_codec`), else the generic codec."""
         self._correlation_id += 1
         correlation_id = self._correlation_id
         protocol = self._protocol
