@@ -6,10 +6,17 @@ design: ZooKeeper holds every state pushed here, and each receiver's watches re-
 anyway, so a push that fails (connection refused, timeout, the broker restarting) is
 dropped with a log line, never retried; the next push to that broker reconnects.
 
-One connection and one request in flight per target broker.  States written while a
-request is in flight are gathered (a newer state of a partition replaces the one waiting)
-and sent together when it is answered, so a failover's batches cost a few requests, not
-one per transaction.  A request carries at most :data:`MAX_PARTITIONS` partitions.
+Up to :data:`IN_FLIGHT` requests in flight per target broker, each on a connection of
+its own, each carrying at most :data:`MAX_PARTITIONS` partitions.  Why several: the
+controller hands its writes on every ~2,000 states as ZooKeeper answers them, and with one
+request in flight each chunk waited for the previous one's answer (the receiver's decode
+and apply, and then the controller's busy loop noticing the answer): in the 30,000-
+partition failover the receiver applied successive pushes 0.3-1.3 s apart, and the last
+one ~1 s after the last state was written.  Receivers apply pushes by znode version, so
+requests may overtake each other (:mod:`brokerd.coordination.state_feed`).  States written
+while every connection is busy are gathered (a newer state of a partition replaces the
+one waiting) and sent by the first connection to be answered.  Requests are written, and
+answers read, by :mod:`brokerd.coordination.leader_and_isr_codec`.
 
 Not thread-safe: the event loop's thread only.
 """
@@ -18,24 +25,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import Callable
-from typing import Any
 
+from brokerd.coordination import leader_and_isr_codec
+from brokerd.coordination.leader_and_isr_codec import VERSION, Entry, PushRequest
 from brokerd.coordination.state_feed import Written
-from brokerd.coordination.znodes import PartitionState
 from brokerd.protocol import ApiKey, ErrorCode, ProtocolError
 from brokerd.replication.client import PLAINTEXT_LINK, InterBrokerConnection, InterBrokerLink
 
 log = logging.getLogger(__name__)
 
-VERSION = 5
-# Partitions per request: ~40 bytes each on the wire, so ~400 KB, far below any
-# socket.request.max.bytes, and a receiver decodes and applies one in tens of ms.
-MAX_PARTITIONS = 10_000
+# Partitions per request: one chunk of the controller's writes (writes.WRITTEN_CHUNK);
+# ~45 bytes each on the wire, and a receiver decodes and applies one in tens of ms, so
+# no request holds its event loop for long.
+MAX_PARTITIONS = 2_000
+# Requests (and connections) in flight per target broker.
+IN_FLIGHT = 3
 # (topic, partition) -> (topic id, state, replicas, adding, removing)
-Pending = dict[tuple[str, int], tuple[uuid.UUID, PartitionState, tuple[int, ...],
-                                      tuple[int, ...], tuple[int, ...]]]
+Pending = dict[tuple[str, int], Entry]
 Resolve = Callable[[int], "tuple[str, int] | None"]
 
 
@@ -55,27 +62,14 @@ def targets(broker_id: int, written: Written) -> dict[int, Pending]:
     return out
 
 
-def request_bodies(controller_id: int, controller_epoch: int, pending: Pending
-                   ) -> list[dict[str, Any]]:
-    """LeaderAndIsr v5 bodies for ``pending``, at most :data:`MAX_PARTITIONS` each."""
-    items = sorted(pending.items())
-    bodies = []
-    for start in range(0, len(items), MAX_PARTITIONS):
-        topics: dict[str, dict[str, Any]] = {}
-        for (name, partition), (topic_id, state, replicas, adding, removing) in (
-                items[start:start + MAX_PARTITIONS]):
-            topic = topics.setdefault(name, {"topic_name": name, "topic_id": topic_id,
-                                             "partition_states": []})
-            topic["partition_states"].append({
-                "partition_index": partition, "controller_epoch": state.controller_epoch,
-                "leader": state.leader, "leader_epoch": state.leader_epoch,
-                "isr": list(state.isr), "partition_epoch": state.zk_version,
-                "replicas": list(replicas), "adding_replicas": list(adding),
-                "removing_replicas": list(removing), "is_new": False})
-        bodies.append({"controller_id": controller_id, "controller_epoch": controller_epoch,
-                       "broker_epoch": -1, "type": 0, "topic_states": list(topics.values()),
-                       "live_leaders": []})
-    return bodies
+def take(pending: Pending) -> Pending:
+    """Removes and returns the first :data:`MAX_PARTITIONS` of ``pending`` (all of it when
+    fewer), in (topic, partition) order: leader moves written first go out first."""
+    if len(pending) <= MAX_PARTITIONS:
+        taken = dict(pending)
+        pending.clear()
+        return taken
+    return {key: pending.pop(key) for key in sorted(pending)[:MAX_PARTITIONS]}
 
 
 class StatePusher:
@@ -90,68 +84,75 @@ class StatePusher:
         self._link = link
         self._pending: dict[int, Pending] = {}
         self._epoch = 0
-        self._senders: dict[int, asyncio.Task[None]] = {}
-        self._connections: dict[int, InterBrokerConnection] = {}
+        # broker -> slot -> the task sending on that slot's connection
+        self._senders: dict[int, dict[int, asyncio.Task[None]]] = {}
+        self._connections: dict[tuple[int, int], InterBrokerConnection] = {}
         self._failing: set[int] = set()  # brokers whose last push failed
 
     def push(self, controller_epoch: int, written: Written) -> None:
-        """Queue ``written`` for the live brokers hosting it.  A broker not registered is
-        skipped before any request is built: in a failover the dead broker hosts a
-        replica of every partition it led or followed, and building its requests (only
-        to find no endpoint) cost the controller's loop as much as the live brokers' did."""
+        """Queue ``written`` for the live brokers hosting it, and start senders on free
+        slots, one per :data:`MAX_PARTITIONS` pending.  A broker not registered is skipped before any
+        request is built: in a failover the dead broker hosts a replica of every
+        partition it led or followed, and building its requests (only to find no
+        endpoint) cost the controller's loop as much as the live brokers' did."""
         self._epoch = max(self._epoch, controller_epoch)
+        loop = asyncio.get_running_loop()
         for broker, pending in targets(self._broker_id, written).items():
             if self._resolve(broker) is None:
                 continue  # not live: it reads everything when it registers again
             self._pending.setdefault(broker, {}).update(pending)
-            if broker not in self._senders:
-                self._senders[broker] = asyncio.get_running_loop().create_task(
-                    self._send(broker), name=f"leader-and-isr-{broker}")
+            senders = self._senders.setdefault(broker, {})
+            requests = -(-len(self._pending[broker]) // MAX_PARTITIONS)
+            for slot in [slot for slot in range(IN_FLIGHT) if slot not in senders][:requests]:
+                senders[slot] = loop.create_task(self._send(broker, slot),
+                                                 name=f"leader-and-isr-{broker}-{slot}")
 
-    async def _send(self, broker: int) -> None:
+    async def _send(self, broker: int, slot: int) -> None:
+        """Send what is pending for ``broker`` on ``slot``'s connection until nothing is."""
         try:
             while self._pending.get(broker):
-                pending = self._pending.pop(broker)
-                for body in request_bodies(self._broker_id, self._epoch, pending):
-                    if not await self._request(broker, body):
-                        break
+                await self._request(broker, slot, PushRequest(
+                    self._broker_id, self._epoch, take(self._pending[broker])))
         finally:
-            self._senders.pop(broker, None)
+            senders = self._senders.get(broker, {})
+            senders.pop(slot, None)
+            if not senders:
+                self._senders.pop(broker, None)
 
-    async def _request(self, broker: int, body: dict[str, Any]) -> bool:
-        connection = self._connections.get(broker)
+    async def _request(self, broker: int, slot: int, body: PushRequest) -> None:
+        connection = self._connections.get((broker, slot))
         try:
             if connection is None:
                 endpoint = self._resolve(broker)
                 if endpoint is None:
-                    return False  # not live: it reads everything when it registers again
+                    return  # not live: it reads everything when it registers again
                 connection = await InterBrokerConnection.open(
                     endpoint[0], endpoint[1], f"broker-{self._broker_id}-controller",
                     self._timeout_s, self._link)
-                self._connections[broker] = connection
-            response = await connection.request(ApiKey.LEADER_AND_ISR, VERSION, body)
+                self._connections[(broker, slot)] = connection
+            response = await connection.request(ApiKey.LEADER_AND_ISR, VERSION, body,
+                                                codec=leader_and_isr_codec)
         except (ConnectionError, OSError, ProtocolError) as exc:
             # INFO once per outage (a restarting broker refuses connections until it serves)
             level = logging.DEBUG if broker in self._failing else logging.INFO
             log.log(level, "LeaderAndIsr to broker %d failed (its watches catch up): %s",
                     broker, exc)
             self._failing.add(broker)
-            self._drop(broker)
-            return False
+            self._drop((broker, slot))
+            return
         self._failing.discard(broker)
         if response["error_code"] != ErrorCode.NONE:
             log.info("broker %d refused LeaderAndIsr: %s", broker,
                      ErrorCode(response["error_code"]).name)
-        return True
 
-    def _drop(self, broker: int) -> None:
-        connection = self._connections.pop(broker, None)
+    def _drop(self, key: tuple[int, int]) -> None:
+        connection = self._connections.pop(key, None)
         if connection is not None:
             connection.close()
 
     def close(self) -> None:
-        for task in self._senders.values():
-            task.cancel()
-        for broker in list(self._connections):
-            self._drop(broker)
-
+        for senders in self._senders.values():
+            for task in senders.values():
+                task.cancel()
+        for key in list(self._connections):
+            self._drop(key)

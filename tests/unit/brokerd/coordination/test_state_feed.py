@@ -1,16 +1,12 @@
-"""The controller's pushed states (LeaderAndIsr) against ZooKeeper reads: pure rules of
-:mod:`brokerd.coordination.state_feed` and the request building of
-:mod:`brokerd.coordination.state_push`."""
+"""The controller's pushed states (LeaderAndIsr) against ZooKeeper reads: the pure rules of
+:mod:`brokerd.coordination.state_feed`."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from typing import Any
 
 import pytest
 
-from brokerd.coordination import state_push
 from brokerd.coordination.state_feed import PushedTopic, StaleControllerError, StateFeed
 from brokerd.coordination.znodes import PartitionState, TopicMetadata
 
@@ -112,52 +108,3 @@ def test_what_this_controller_wrote_is_delivered_here_and_pushed_once() -> None:
     feed.written(4, [(fresh, {0: state(2, 1, 1)}), (other, {})])
     assert [m.name for m in recorder.delivered if m is not None] == ["t", "u"]
     assert pushes == [(4, [(fresh, {0: state(2, 1, 1)})])]  # re-reads are not pushed
-
-
-def test_each_broker_is_sent_the_partitions_it_hosts_in_bounded_requests(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    metadata = TopicMetadata("t", TOPIC_ID, {0: (1, 2), 1: (2, 3), 2: (3, 1)})
-    written = {0: state(2, 1, 1, (2,)), 1: state(3, 1, 1, (3,)), 2: state(3, 1, 1, (3,))}
-    targets = state_push.targets(1, [(metadata, written)])
-    assert {b: sorted(p for _, p in keys) for b, keys in targets.items()} == {
-        2: [0, 1], 3: [1, 2]}  # never itself (broker 1), only replica hosts
-
-    monkeypatch.setattr(state_push, "MAX_PARTITIONS", 1)
-    bodies = state_push.request_bodies(1, 7, targets[3])
-    assert len(bodies) == 2
-    first = bodies[0]
-    assert first["controller_id"] == 1 and first["controller_epoch"] == 7
-    [topic_state] = first["topic_states"]
-    assert topic_state["topic_id"] == TOPIC_ID
-    [partition] = topic_state["partition_states"]
-    assert partition == {"partition_index": 1, "controller_epoch": 1, "leader": 3,
-                         "leader_epoch": 1, "isr": [3], "partition_epoch": 1,
-                         "replicas": [2, 3], "adding_replicas": [], "removing_replicas": [],
-                         "is_new": False}
-
-
-def test_a_push_builds_no_request_for_a_broker_that_is_not_live(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """In a failover the dead broker hosts a replica of every partition it led: its
-    requests are not even built."""
-    built: list[set[tuple[str, int]]] = []
-    real = state_push.request_bodies
-
-    def recorded(controller: int, epoch: int, pending: state_push.Pending) -> list[Any]:
-        built.append(set(pending))
-        return real(controller, epoch, pending)
-    monkeypatch.setattr(state_push, "request_bodies", recorded)
-    metadata = TopicMetadata("t", TOPIC_ID, {0: (1, 2), 1: (2, 3)})
-    written = {0: state(1, 1, 1, (1,)), 1: state(3, 1, 1, (3,))}
-
-    async def push() -> None:
-        # Broker 2 is not registered; broker 3's port refuses at once (the push is dropped).
-        pusher = state_push.StatePusher(
-            1, lambda broker: None if broker == 2 else ("127.0.0.1", 1), 1.0)
-        pusher.push(5, [(metadata, written)])
-        for _ in range(100):
-            await asyncio.sleep(0.01)
-            if built:
-                break
-    asyncio.run(push())
-    assert built == [{("t", 1)}]  # broker 3's only: broker 2 hosts 0 and 1 but is gone
