@@ -62,6 +62,9 @@ class FailoverFigures:
     preferred_s: float = 0.0
     controlled_s: float = 0.0
     shutdown_s: float = 0.0
+    # kill -9 -> the answer that first showed each survivor's last topic settled
+    # (kill_s is the later of them): which broker's view the figure waited for.
+    kill_s_by_broker: dict[int, float] = field(default_factory=dict)
     produce_errors: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -92,10 +95,12 @@ TopicHolds = Callable[[str, dict[int, PartitionView]], bool]
 
 
 def wait_for_topics(cluster: Cluster, vias: list[int], counts: dict[str, int],
-                    holds: TopicHolds, timeout_s: float, what: str) -> float:
+                    holds: TopicHolds, timeout_s: float, what: str,
+                    settled_by: dict[int, float] | None = None) -> float:
     """Wait until ``holds(topic, partitions)`` for every topic of ``counts`` in the
     Metadata of every broker of ``vias``; returns when the last of them was first seen to
-    hold (``time.monotonic()`` as that answer arrived).
+    hold (``time.monotonic()`` as that answer arrived), and fills ``settled_by`` with
+    that time per broker of ``vias``.
 
     What the states awaited here have in common: once reached, a topic stays in them
     (leadership does not move back), so a topic seen to hold is not asked for again.
@@ -108,6 +113,7 @@ def wait_for_topics(cluster: Cluster, vias: list[int], counts: dict[str, int],
     which is the measurement's time, not the failover's."""
     remaining = {via: list(counts) for via in vias}
     last_settled = time.monotonic()
+    by_via = {via: last_settled for via in vias}
     lock = threading.Lock()
 
     def sweep(via: int) -> None:
@@ -123,6 +129,7 @@ def wait_for_topics(cluster: Cluster, vias: list[int], counts: dict[str, int],
             answered = time.monotonic()
             settled = {name for name in chunk if holds(name, views.get(name, {}))}
             if settled:
+                by_via[via] = answered
                 with lock:
                     last_settled = max(last_settled, answered)
             names[:] = [name for name in names if name not in settled]
@@ -134,18 +141,21 @@ def wait_for_topics(cluster: Cluster, vias: list[int], counts: dict[str, int],
             list(pool.map(sweep, vias))
         return not any(remaining.values())
     wait_until(all_hold, timeout_s, what, interval_s=POLL_S)
+    if settled_by is not None:
+        settled_by.update(by_via)
     return last_settled
 
 
 def wait_led_by_others(cluster: Cluster, counts: dict[str, int], gone: int,
-                       timeout_s: float, what: str) -> float:
+                       timeout_s: float, what: str,
+                       settled_by: dict[int, float] | None = None) -> float:
     """Every other live broker names a leader other than ``gone`` for every partition;
     returns when that was first seen (see :func:`wait_for_topics`)."""
     def holds(name: str, partitions: dict[int, PartitionView]) -> bool:
         return len(partitions) == counts[name] and all(
             view.leader not in (gone, -1) for view in partitions.values())
     return wait_for_topics(cluster, [b for b in cluster.live_ids() if b != gone], counts,
-                           holds, timeout_s, what)
+                           holds, timeout_s, what, settled_by)
 
 
 def scale_topics(topic_count: int, partitions_per_topic: int) -> dict[str, int]:
@@ -171,8 +181,11 @@ def measure(cluster: Cluster, topic_count: int = 3, partitions_per_topic: int = 
 
     started = time.monotonic()
     cluster.kill(victim)
-    settled = wait_led_by_others(cluster, counts, victim, 120, "new leaders for every partition")
+    settled_by: dict[int, float] = {}
+    settled = wait_led_by_others(cluster, counts, victim, 120, "new leaders for every partition",
+                                 settled_by)
     figures.kill_s = round(settled - started, 2)
+    figures.kill_s_by_broker = {b: round(t - started, 2) for b, t in settled_by.items()}
     _report(figures, progress)
 
     cluster.restart(victim)
