@@ -18,7 +18,6 @@ Used by ``bench/replication.py`` (figures) and by
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -104,20 +103,22 @@ def wait_for_topics(cluster: Cluster, vias: list[int], counts: dict[str, int],
 
     What the states awaited here have in common: once reached, a topic stays in them
     (leadership does not move back), so a topic seen to hold is not asked for again.
-    Each poll asks every broker of ``vias`` at once (a thread each) for its remaining
-    topics, about :data:`POLL_PARTITIONS` partitions per request, and stops at the first
-    request with a topic that does not hold yet: while the failover runs, the measurement
-    costs each broker one small Metadata request per :data:`POLL_S`.  Why the time of the
-    answer and not the time the wait ends: the last sweep over 30,000 partitions (ten
-    requests per broker, each answer encoded and decoded in Python) took seconds itself,
-    which is the measurement's time, not the failover's."""
+    Each broker of ``vias`` is polled by a thread of its own every :data:`POLL_S` for
+    its remaining topics, about :data:`POLL_PARTITIONS` partitions per request, stopping
+    at the first request with a topic that does not hold yet: while the failover runs,
+    the measurement costs each broker one small Metadata request per :data:`POLL_S`.
+    Why a thread per broker and not rounds over all of them: a round waited for the
+    slowest broker's answers, so a broker that was already done was seen so only after
+    the other's sweep (up to a second in the 30,000-partition failover).  Why the time
+    of the answer and not the time the wait ends: the last sweep over 30,000 partitions
+    (ten requests per broker, each answer encoded and decoded in Python) took seconds
+    itself, which is the measurement's time, not the failover's."""
+    started = time.monotonic()
     remaining = {via: list(counts) for via in vias}
-    last_settled = time.monotonic()
-    by_via = {via: last_settled for via in vias}
-    lock = threading.Lock()
+    by_via = {via: started for via in vias}
 
-    def sweep(via: int) -> None:
-        nonlocal last_settled
+    def sweep(via: int) -> bool:
+        """One poll of ``via``; whether every topic now holds there."""
         names = remaining[via]
         while names:
             chunk: list[str] = []
@@ -130,20 +131,19 @@ def wait_for_topics(cluster: Cluster, vias: list[int], counts: dict[str, int],
             settled = {name for name in chunk if holds(name, views.get(name, {}))}
             if settled:
                 by_via[via] = answered
-                with lock:
-                    last_settled = max(last_settled, answered)
             names[:] = [name for name in names if name not in settled]
             if len(settled) < len(chunk):
                 break
+        return not names
 
-    def all_hold() -> bool:
-        with ThreadPoolExecutor(len(vias)) as pool:
-            list(pool.map(sweep, vias))
-        return not any(remaining.values())
-    wait_until(all_hold, timeout_s, what, interval_s=POLL_S)
+    def poll(via: int) -> None:
+        wait_until(lambda: sweep(via), timeout_s, f"{what} (broker {via})",
+                   interval_s=POLL_S)
+    with ThreadPoolExecutor(len(vias)) as pool:
+        list(pool.map(poll, vias))
     if settled_by is not None:
         settled_by.update(by_via)
-    return last_settled
+    return max(by_via.values())
 
 
 def wait_led_by_others(cluster: Cluster, counts: dict[str, int], gone: int,
