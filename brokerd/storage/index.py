@@ -144,11 +144,26 @@ class MappedIndex(CachedFile):
         self._dirty = True
 
     def _write_entry(self, fields: tuple[int, ...]) -> None:
-        needed = (self._entries + 1) * self._entry_size
+        position = self._entries * self._entry_size
+        needed = position + self._entry_size
         if self._length < needed:
             self.resize(max(needed, self._max_entries * self._entry_size))
+        if (needed - 1) // mmap.PAGESIZE != (position - 1) // mmap.PAGESIZE:
+            self._allocate(position, needed)
         assert self._mm is not None
-        self.ENTRY.pack_into(self._mm, self._entries * self._entry_size, *fields)
+        self.ENTRY.pack_into(self._mm, position, *fields)
+
+    def _allocate(self, start: int, end: int) -> None:
+        """Give the bytes ``[start, end)`` of the (sparse, preallocated by length only) file
+        their disk blocks before the mapping first writes a page of them.  Why: a store
+        into a page the filesystem cannot back is not an error return but SIGBUS, which
+        killed the broker when a log dir filled up; allocated first, a full disk is an
+        ENOSPC ``OSError`` here, and the log dir goes offline like any failed write."""
+        fd = self.open_descriptor()
+        try:
+            os.posix_fallocate(fd, start, end - start)
+        finally:
+            os.close(fd)
 
     def truncate_entries(self, count: int) -> None:
         """Keep the first ``count`` entries and zero the rest, so a crash cannot resurrect

@@ -1,3 +1,6 @@
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -69,3 +72,48 @@ def test_truncate_to_drops_entries_at_or_above_offset_and_zeroes_them(tmp_path: 
     index.flush()
     crash_image = OffsetIndex(index.path, 100, 80, preallocate=False)
     assert crash_image.entries == 1  # dropped entries cannot come back as a valid prefix
+
+
+FULL_FILESYSTEM_APPEND = """
+import errno, os, sys
+from pathlib import Path
+from brokerd.storage.offset_index import OffsetIndex
+directory = Path(sys.argv[1])
+index = OffsetIndex(directory / "x.index", 0, 1 << 20, preallocate=True)  # sparse 1 MiB
+ballast = os.open(directory / "ballast", os.O_WRONLY | os.O_CREAT)
+try:  # to the filesystem's last block
+    while True:
+        os.write(ballast, bytes(4096))
+except OSError:
+    os.close(ballast)
+try:
+    index.append(1, 0)
+except OSError as exc:
+    print("ENOSPC" if exc.errno == errno.ENOSPC else exc, index.entries)
+"""
+
+
+@pytest.fixture
+def tiny_filesystem(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs of its own (the tests run as root, as the fault suite does)."""
+    mount_point = tmp_path / "fs"
+    mount_point.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount_point)],
+                   check=True, timeout=10)
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", str(mount_point)], check=True, timeout=10)
+
+
+def test_an_index_on_a_full_filesystem_fails_with_enospc_not_sigbus(
+        tiny_filesystem: Path) -> None:
+    """A store into a mapped page the filesystem cannot back kills the process with
+    SIGBUS; the index allocates each page before writing it, so a full log dir is an
+    error the broker handles (run in a child process, so a regression fails the test
+    rather than the test runner)."""
+    child = subprocess.run([sys.executable, "-c", FULL_FILESYSTEM_APPEND, str(tiny_filesystem)],
+                           capture_output=True, text=True, timeout=60,
+                           cwd=Path(__file__).resolve().parents[4])
+    assert child.returncode == 0, (child.returncode, child.stderr)
+    assert child.stdout.split() == ["ENOSPC", "0"]
