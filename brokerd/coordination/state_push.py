@@ -64,7 +64,7 @@ def targets(broker_id: int, written: Written) -> dict[int, Pending]:
 
 def take(pending: Pending) -> Pending:
     """Removes and returns the first :data:`MAX_PARTITIONS` of ``pending`` (all of it when
-    fewer), in (topic, partition) order: leader moves written first go out first."""
+    fewer) in (topic, partition) order, so a topic's partitions travel together."""
     if len(pending) <= MAX_PARTITIONS:
         taken = dict(pending)
         pending.clear()
@@ -91,10 +91,10 @@ class StatePusher:
 
     def push(self, controller_epoch: int, written: Written) -> None:
         """Queue ``written`` for the live brokers hosting it, and start senders on free
-        slots, one per :data:`MAX_PARTITIONS` pending.  A broker not registered is skipped before any
-        request is built: in a failover the dead broker hosts a replica of every
-        partition it led or followed, and building its requests (only to find no
-        endpoint) cost the controller's loop as much as the live brokers' did."""
+        slots, one per :data:`MAX_PARTITIONS` states pending.  A broker not registered is
+        skipped before any request is built: in a failover the dead broker hosts a
+        replica of every partition it led or followed, and building its requests (only
+        to find no endpoint) cost the controller's loop as much as the live brokers' did."""
         self._epoch = max(self._epoch, controller_epoch)
         loop = asyncio.get_running_loop()
         for broker, pending in targets(self._broker_id, written).items():
