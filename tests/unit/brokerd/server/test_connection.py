@@ -64,7 +64,7 @@ class Harness:
         self.connection.connection_made(self.transport)  # type: ignore[arg-type]
 
     async def process(self, connection: Connection, frame: memoryview
-                      ) -> list[Any] | Later[list[Any]] | None:
+                      ) -> list[Any] | Later[list[Any] | None] | None:
         payload = bytes(frame)
         self.seen.append(payload)
         if payload.startswith(b"later"):  # an acks=all produce: answered once "replicated"
@@ -79,7 +79,7 @@ class Harness:
             return None
         return [b"re:", payload]
 
-    async def _answer_later(self, payload: bytes) -> list[Any]:
+    async def _answer_later(self, payload: bytes) -> list[Any] | None:
         if self.release is None:
             self.release = asyncio.get_running_loop().create_future()
         await self.release

@@ -21,6 +21,7 @@ from brokerd.server.dispatch import Dispatcher
 from brokerd.server.handlers import API_TABLE
 from brokerd.server.metrics import BrokerProbe
 from brokerd.server.quotas import BrokerQuotaGlue
+from brokerd.server.request import Later
 from brokerd.storage import LogConfig, LogManager
 
 
@@ -36,7 +37,9 @@ def _dispatch(frame: bytes) -> list[Any] | None:
     connection = SimpleNamespace(sasl_raw_tokens=False, principal=ANONYMOUS, peer_ip="127.0.0.1",
                                  namespace=TenantNamespace.for_principal(ANONYMOUS),
                                  sasl=None, sasl_session=None)
-    return asyncio.run(dispatcher(connection, memoryview(frame[4:])))  # type: ignore[arg-type]
+    response = asyncio.run(dispatcher(connection, memoryview(frame[4:])))  # type: ignore[arg-type]
+    assert not isinstance(response, Later)  # only an acks=all produce answers later
+    return response
 
 
 def _raw_header(api_key: int, version: int, correlation_id: int) -> bytes:

@@ -159,7 +159,7 @@ def test_produce_charges_the_whole_request_and_returns_the_throttle() -> None:
     connection = FakeConnection()
     response = asyncio.run(produce.handle(_Broker(glue), _request(  # type: ignore[arg-type]
         0, 9, _produce_body(acks=1), connection, frame_bytes=4_000)))
-    assert response is not None and response["throttle_time_ms"] == 3_000
+    assert isinstance(response, dict) and response["throttle_time_ms"] == 3_000
     assert connection.mutes == [3.0]
 
 
