@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 from brokerd.coordination.znodes import PartitionState
 from brokerd.protocol import ApiKey, ProtocolError
-from brokerd.protocol.primitives import skip_tagged_fields, write_uvarint
+from brokerd.protocol.primitives import byte_view, read_flexible_response_header, write_uvarint
 
 VERSION = 5
 _HEADER = struct.Struct(">ihhih")  # size, api key, version, correlation id, client id length
@@ -88,12 +88,9 @@ def encode_request(correlation_id: int, client_id: str, body: PushRequest) -> by
 def decode_response(frame: bytes | bytearray | memoryview) -> tuple[int, dict[str, Any]]:
     """``(correlation_id, {"error_code": …})`` of a LeaderAndIsr v5 response frame (after
     the size prefix); the per-topic part is not read."""
-    buf = memoryview(frame)
-    if buf.format != "B" or buf.ndim != 1:
-        buf = buf.cast("B")
+    buf = byte_view(frame)
     try:
-        (correlation_id,) = _INT32.unpack_from(buf, 0)
-        pos = skip_tagged_fields(buf, 4)
+        correlation_id, pos = read_flexible_response_header(buf)
         (error_code,) = _INT16.unpack_from(buf, pos)
     except (struct.error, IndexError) as exc:
         raise ProtocolError(f"malformed LeaderAndIsr v5 response: {exc}") from exc

@@ -30,7 +30,13 @@ from brokerd.protocol.compiler import (
 )
 from brokerd.protocol.errors import ProtocolError, UnsupportedVersionError
 from brokerd.protocol.messages import ALL_MESSAGES
-from brokerd.protocol.primitives import INT32, read_length, skip_tagged_fields, write_length
+from brokerd.protocol.primitives import (
+    INT32,
+    byte_view,
+    read_length,
+    skip_tagged_fields,
+    write_length,
+)
 from brokerd.protocol.schema import ApiMessage, with_defaults
 
 _REQUEST_HEADER = struct.Struct(">hhi")
@@ -97,7 +103,7 @@ def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader
     memoryview slices of ``frame``: keep ``frame`` alive while they are used.  Bytes after the
     body are ignored, as a newer client's extra fields would be.
     """
-    buf = _byte_view(frame)
+    buf = byte_view(frame)
     if len(buf) < _REQUEST_HEADER.size:
         raise ProtocolError(f"request frame of {len(buf)} bytes is shorter than a header")
     api_key, api_version, correlation_id = _REQUEST_HEADER.unpack_from(buf, 0)
@@ -174,7 +180,7 @@ def decode_response(
 ) -> tuple[int, dict[str, Any]]:
     """Decode a response frame (after the size prefix) to ``(correlation_id, body)``."""
     codec = _require_codec(api_key, api_version)
-    buf = _byte_view(frame)
+    buf = byte_view(frame)
     try:
         (correlation_id,) = INT32.unpack_from(buf, 0)
         pos = 4
@@ -185,14 +191,6 @@ def decode_response(
         what = f"{_api_name(api_key)} v{api_version} response"
         raise ProtocolError(f"malformed {what}: {exc}") from exc
     return correlation_id, body
-
-
-def _byte_view(frame: bytes | bytearray | memoryview) -> memoryview:
-    """A flat unsigned-byte view, which every reader indexes as ``buf[i] -> int``."""
-    buf = memoryview(frame)
-    if buf.format != "B" or buf.ndim != 1:
-        buf = buf.cast("B")
-    return buf
 
 
 def _read_client_id(buf: memoryview, pos: int) -> tuple[str | None, int]:

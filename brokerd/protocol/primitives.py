@@ -126,3 +126,19 @@ def skip_tagged_fields(buf: memoryview, pos: int) -> int:
         size, pos = read_uvarint(buf, pos)
         pos = check_room(buf, pos, size)
     return pos
+
+
+def byte_view(frame: bytes | bytearray | memoryview) -> memoryview:
+    """A flat unsigned-byte view, which every reader indexes as ``buf[i] -> int``."""
+    buf = memoryview(frame)
+    if buf.format != "B" or buf.ndim != 1:
+        buf = buf.cast("B")
+    return buf
+
+
+def read_flexible_response_header(buf: memoryview) -> tuple[int, int]:
+    """``(correlation_id, body position)`` of a response frame with a flexible header (v1:
+    the correlation id, then tagged fields).  Raises ``struct.error`` or ``ProtocolError``
+    on truncation; each reader names its message in the error it raises."""
+    (correlation_id,) = INT32.unpack_from(buf, 0)
+    return correlation_id, skip_tagged_fields(buf, 4)

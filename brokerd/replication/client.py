@@ -11,9 +11,10 @@ receive buffer (a follower's fetch of a megabyte of records) gets a buffer of ex
 size that the socket fills directly, which is then the frame itself.  Through
 ``asyncio.StreamReader`` each such byte was copied three times in user space (the loop's
 ``bytes`` chunk, the reader's ``bytearray``, ``readexactly``'s result), the largest CPU
-cost a follower had per replicated megabyte after the kernel's own.  Fetch v12, sent on
-every replication round, is written and read by :mod:`brokerd.replication.fetch_codec`
-instead of the generic codec.
+cost a follower had per replicated megabyte after the kernel's own.  A caller may hand
+:meth:`InterBrokerConnection.request` a hand-written codec for its message (the fetcher's
+Fetch v12, :mod:`brokerd.replication.fetch_codec`; the controller's LeaderAndIsr)
+instead of the generic one.
 
 Every failure surfaces as :class:`ConnectionError` with the reason, and the connection is
 then unusable (the fetcher reconnects).
@@ -36,8 +37,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, cast
 
-from brokerd.protocol import ApiKey, ProtocolError, decode_response, encode_request
-from brokerd.replication import fetch_codec
+from brokerd.protocol import ProtocolError, decode_response, encode_request
 from brokerd.replication.inter_broker_auth import (
     InterBrokerAuth,
     authenticate,
@@ -106,18 +106,16 @@ class InterBrokerConnection:
         """Send one request and return the decoded response body; ``extra_wait_s`` adds
         the time the broker may park it (a fetch's max wait) to the timeout.  ``codec``
         (see :meth:`_exchange`) writes ``body``, whatever its type, and reads the answer
-        instead of the generic codec; Fetch v12 always goes through :mod:`fetch_codec`."""
+        instead of the generic codec."""
         if time.monotonic() >= self._reauthenticate_at:
             await self._login()
-        if codec is None and api_key == ApiKey.FETCH and version == fetch_codec.VERSION:
-            codec = fetch_codec
         return await self._exchange(api_key, version, body, extra_wait_s, codec)
 
     async def _exchange(self, api_key: int, version: int, body: Any,
                         extra_wait_s: float = 0.0, codec: Any = None) -> dict[str, Any]:
         """One round trip; ``codec``: a module with ``encode_request(correlation_id,
         client_id, body)`` and ``decode_response(frame)`` for this api and version
-        (:mod:`fetch_codec`), else the generic codec."""
+        (:mod:`~brokerd.replication.fetch_codec`), else the generic codec."""
         self._correlation_id += 1
         correlation_id = self._correlation_id
         protocol = self._protocol

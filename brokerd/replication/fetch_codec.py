@@ -20,7 +20,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from brokerd.protocol import ApiKey, ProtocolError
-from brokerd.protocol.primitives import read_uvarint, skip_tagged_fields, write_uvarint
+from brokerd.protocol.primitives import (
+    byte_view,
+    read_flexible_response_header,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 
 VERSION = 12
 _HEADER = struct.Struct(">ihhih")  # size, api key, version, correlation id, client id length
@@ -83,12 +89,9 @@ def _room(buf: memoryview, pos: int, size: int) -> int:
 
 def decode_response(frame: bytes | bytearray | memoryview) -> tuple[int, dict[str, Any]]:
     """``(correlation_id, body)`` of a Fetch v12 response frame (after the size prefix)."""
-    buf = memoryview(frame)
-    if buf.format != "B" or buf.ndim != 1:
-        buf = buf.cast("B")
+    buf = byte_view(frame)
     try:
-        (correlation_id,) = _INT32.unpack_from(buf, 0)
-        pos = skip_tagged_fields(buf, 4)
+        correlation_id, pos = read_flexible_response_header(buf)
         throttle_ms, error, session_id = _TOP.unpack_from(buf, pos)
         pos += _TOP.size
         count, pos = read_uvarint(buf, pos)

@@ -28,7 +28,7 @@ class ScriptedLeader:
         self.requests: list[tuple[int, dict[str, Any]]] = []
 
     async def request(self, api_key: int, version: int, body: dict[str, Any],
-                      extra_wait_s: float = 0.0) -> dict[str, Any]:
+                      extra_wait_s: float = 0.0, codec: Any = None) -> dict[str, Any]:
         self.requests.append((api_key, body))
         answer = self.answers.pop(0)
         if api_key == ApiKey.OFFSET_FOR_LEADER_EPOCH:

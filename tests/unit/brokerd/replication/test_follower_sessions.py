@@ -61,7 +61,7 @@ class InProcessLeader:
         self.bodies: list[dict[str, Any]] = []
 
     async def request(self, api_key: int, version: int, body: dict[str, Any],
-                      extra_wait_s: float = 0.0) -> dict[str, Any]:
+                      extra_wait_s: float = 0.0, codec: Any = None) -> dict[str, Any]:
         assert api_key == ApiKey.FETCH
         self.bodies.append(body)
         request = Request(RequestHeader(api_key, version, 1, "f"), body, None)  # type: ignore[arg-type]
