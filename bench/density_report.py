@@ -87,7 +87,8 @@ def _default_path_section(section: dict[str, Any], peers: dict[str, Any]) -> lis
         replicated, baseline = ratio_figures["acks=all RF=3"], ratio_figures["acks=1 RF=1"]
         lines.append(f"  throughput acks=all RF 3 {replicated.get('mb_per_second')} MB/s / "
                      f"acks=1 RF 1 {baseline.get('mb_per_second')} MB/s = "
-                     f"{ratio_figures.get('ratio')}")
+                     f"{ratio_figures.get('ratio')} ({ratio_figures.get('partitions')} "
+                     f"partitions; brokers' memory: {ratio_figures.get('brokers_memory')})")
     return lines + [""]
 
 

@@ -10,7 +10,9 @@ records with the throughput client (1 MB batches, linger 5 ms) first acks=1 to a
 RF 1 topic, then acks=all to a fresh RF 3 topic (``min.insync.replicas=2``), both led by
 broker 1.  Per phase: MB/s, CPU ms per MB of every broker (``/proc/<pid>/stat`` around
 the client's run, so idle brokers count too) and of the client, and the machine's other
-load.  Prints one JSON line per phase and a median summary.  ``--py-spy DIR`` records
+load.  The brokers run in a memory cgroup refilled with clean page cache before each
+phase (:mod:`bench.memory_cgroup`: fresh pages cost this VM ~3 ms of CPU per MB
+written).  Prints one JSON line per phase and a median summary.  ``--py-spy DIR`` records
 every broker with py-spy during the acks=all phases (``DIR/b<id>-r<round>.txt``,
 raw stacks; ``BENCH_SAMPLER=perf``: ``perf record -g`` files); ``--profile DIR`` runs
 the brokers under cProfile or, with ``BENCH_PROFILER=sampled``, under
@@ -30,7 +32,8 @@ from typing import Any
 
 from bench.acks_all_cpu import three_brokers
 from bench.measure import machine_busy_seconds, process_cpu_seconds
-from bench.replication import LEADER, RECORD_BYTES
+from bench.memory_cgroup import warm_page_cache
+from bench.replication import BROKERS_MEMORY_BYTES, LEADER, RECORD_BYTES
 from bench.run_all import CLIENT_OVERHEAD_S, finish_client, start_client
 
 PY_SPY = Path(sys.executable).parent / "py-spy"
@@ -87,7 +90,10 @@ def measure(rounds: int, records: int, seconds: float, spy_dir: Path | None,
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
     phases: dict[str, list[dict[str, Any]]] = {"1": [], "all": []}
-    with three_brokers("replication-cpu", profile) as cluster:
+    with (three_brokers("replication-cpu", profile) as cluster,
+          warm_page_cache([b.process.pid for b in cluster.brokers.values() if b.process],
+                          BROKERS_MEMORY_BYTES, cluster.workdir) as (cgroup, memory)):
+        print(json.dumps({"brokers_memory": memory}), flush=True)
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
         for round_ in range(rounds):
             rf1, rf3 = f"rf1-{round_}", f"rf3-{round_}"
@@ -101,6 +107,8 @@ def measure(rounds: int, records: int, seconds: float, spy_dir: Path | None,
             for acks, topic in (("1", rf1), ("all", rf3)):
                 spy = (spy_dir / f"r{round_}" if spy_dir is not None and acks == "all"
                        else None)
+                if cgroup is not None:
+                    cgroup.fill()
                 figures = phase(cluster, topic, acks, records, seconds, spy)
                 figures["round"] = round_
                 print(json.dumps(figures), flush=True)

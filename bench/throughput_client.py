@@ -58,8 +58,10 @@ QUEUE_LIMIT = PRODUCER_CONFIG["queue.buffering.max.messages"] - 2 * PRODUCE_BATC
 CONSUME_BATCH = 10_000
 
 
-def enqueue(producer: Producer, topic: str, messages: list[dict[str, Any]]) -> list[str]:
-    """Hand every message to librdkafka; return the errors of those it refused for good.
+def enqueue(producer: Producer, topic: str, messages: list[dict[str, Any]],
+            partition: int = 0) -> list[str]:
+    """Hand every message to ``partition`` through librdkafka; return the errors of
+    those it refused for good.
 
     confluent-kafka marks each refused message with an ``_error`` key and enqueues the
     rest; refusals because the local queue was full are retried after a poll."""
@@ -67,7 +69,7 @@ def enqueue(producer: Producer, topic: str, messages: list[dict[str, Any]]) -> l
         producer.poll(0.001)
     errors: list[str] = []
     pending = messages
-    while producer.produce_batch(topic, pending, partition=0) < len(pending):
+    while producer.produce_batch(topic, pending, partition=partition) < len(pending):
         refused = [m.pop("_error") for m in pending if "_error" in m]
         errors += [str(e) for e in refused if e.code() != KafkaError._QUEUE_FULL]
         retry = sum(1 for e in refused if e.code() == KafkaError._QUEUE_FULL)
@@ -79,10 +81,11 @@ def enqueue(producer: Producer, topic: str, messages: list[dict[str, Any]]) -> l
 
 
 def produce(bootstrap: str, topic: str, size: int, count: int, max_seconds: float,
-            broker_pid: int, acks: str = "1", batch_bytes: int | None = None
-            ) -> dict[str, Any]:
-    """Send ``count`` records of ``size`` payload bytes to partition 0 (fewer, in whole
-    batches, if ``max_seconds`` runs out) and wait until every one is acknowledged.
+            broker_pid: int, acks: str = "1", batch_bytes: int | None = None,
+            partitions: int = 1) -> dict[str, Any]:
+    """Send ``count`` records of ``size`` payload bytes (fewer, in whole batches, if
+    ``max_seconds`` runs out) and wait until every one is acknowledged.  Batches of
+    :data:`PRODUCE_BATCH` records go to partitions 0 … ``partitions - 1`` in turn.
     ``acks`` overrides the brief's acks=1 (the replication benchmark compares "all");
     ``batch_bytes`` the ~1 MB batches (so requests carry about that many bytes)."""
     failures: list[str] = []
@@ -99,10 +102,11 @@ def produce(bootstrap: str, topic: str, size: int, count: int, max_seconds: floa
     batch = [{"value": payload} for _ in range(PRODUCE_BATCH)]
     start = CpuSample.take(broker_pid)
     deadline = start.wall + max_seconds
-    sent = 0
+    sent = batches = 0
     while sent < count and time.perf_counter() < deadline:
         messages = batch[: count - sent]
-        refused = enqueue(producer, topic, messages)
+        refused = enqueue(producer, topic, messages, batches % partitions)
+        batches += 1
         failures += refused
         sent += len(messages) - len(refused)
         producer.poll(0)
@@ -162,10 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--broker-pid", type=int, required=True)
     parser.add_argument("--acks", choices=["0", "1", "all"], default="1", help="produce")
     parser.add_argument("--batch-bytes", type=int, default=None, help="produce batch size")
+    parser.add_argument("--partitions", type=int, default=1,
+                        help="produce to partitions 0 … N-1 in turn")
     args = parser.parse_args(argv)
     if args.mode == "produce":
         result = produce(args.bootstrap, args.topic, args.size, args.count,
-                         args.max_seconds, args.broker_pid, args.acks, args.batch_bytes)
+                         args.max_seconds, args.broker_pid, args.acks, args.batch_bytes,
+                         args.partitions)
     else:
         result = consume(args.bootstrap, args.topic, args.count, args.max_seconds,
                          args.broker_pid)
