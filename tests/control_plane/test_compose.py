@@ -33,6 +33,13 @@ def test_compose_brokers_replicate_by_default() -> None:
             assert setting in script, (name, setting)
 
 
+def test_compose_brokers_have_a_memory_limit_for_their_page_cache() -> None:
+    """docs/brokerd.md, "Memory limits and the page cache on VMs": a limit above the
+    broker's resident size, so that its page cache recycles instead of growing."""
+    services = yaml.safe_load((REPO_ROOT / "docker-compose.yml").read_text())["services"]
+    assert {services[f"broker{i}"].get("mem_limit") for i in (1, 2, 3)} == {"2g"}
+
+
 def test_compose_runs_a_zookeeper_ensemble_that_every_client_lists() -> None:
     """Three members with distinct ids, the same server list, and every ZooKeeper client
     (brokers, control plane) given all three, so losing one member loses nothing."""
