@@ -257,12 +257,20 @@ class ZkCoordinator:
 
     @staticmethod
     async def _await(future: concurrent.futures.Future[T], timeout: float) -> T:
-        """Await work done on the ZooKeeper thread, in this package's exceptions."""
+        """Await work done on the ZooKeeper thread, in this package's exceptions.
+
+        A caller that gives up does not cancel the work: an operation still queued behind
+        others (30 topics of one CreateTopics request, say) would otherwise be dropped
+        while one already running completes, so a timed-out request's outcome would
+        depend on the queue.  It always happens; REQUEST_TIMED_OUT means "not known yet",
+        as in Kafka."""
+        wrapped = asyncio.wrap_future(future)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+            return await asyncio.wait_for(asyncio.shield(wrapped), timeout)
         except KazooException as exc:
             raise CoordinationUnavailableError(f"ZooKeeper: {exc!r}") from exc
         except TimeoutError:
+            wrapped.add_done_callback(_outcome_unawaited)
             raise CoordinationUnavailableError(f"ZooKeeper: no answer in {timeout}s") from None
 
     def _post(self, fn: Callable[..., None], *args: Any) -> None:
@@ -519,10 +527,12 @@ class ZkCoordinator:
     # ---- writes (async API for request handlers; the ZooKeeper work is in ``writes``) ---
 
     async def create_topic(self, name: str, replicas: dict[int, tuple[int, ...]],
-                           config: dict[str, str], topic_id: uuid.UUID) -> None:
-        """Raises :class:`TopicExistsError` when ZooKeeper already has ``name``."""
+                           config: dict[str, str], topic_id: uuid.UUID,
+                           timeout: float = OPERATION_TIMEOUT_S) -> None:
+        """Raises :class:`TopicExistsError` when ZooKeeper already has ``name``;
+        ``timeout``: how long to wait for the write (it happens even if that runs out)."""
         await self._run(writes.create_topic, self._client, name,
-                        TopicAssignment(topic_id, replicas), config)
+                        TopicAssignment(topic_id, replicas), config, timeout=timeout)
 
     async def delete_topic(self, name: str) -> None:
         await self._run(writes.delete_topic, self._client, name)
@@ -598,3 +608,10 @@ class ZkCoordinator:
     async def allocate_producer_id_block(self) -> znodes.ProducerIdBlock:
         """Claim the next block of producer ids (a conditional update: unique cluster-wide)."""
         return await self._run(writes.claim_producer_id_block, self._client, self.broker_id)
+
+
+def _outcome_unawaited(future: asyncio.Future[Any]) -> None:
+    """Done callback of ZooKeeper work whose caller gave up: take its outcome, so that a
+    failure is logged once here rather than as a never-retrieved exception."""
+    if not future.cancelled() and (exc := future.exception()) is not None:
+        log.warning("ZooKeeper operation finished after its caller gave up: %r", exc)

@@ -11,13 +11,14 @@ waits the same way, bounded by the request's timeout).
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from brokerd.coordination.assignment import AssignmentError, assign_replicas
 from brokerd.coordination.writes import TopicExistsError, TopicNotFoundError
-from brokerd.coordination.zk import CoordinationUnavailableError
+from brokerd.coordination.zk import OPERATION_TIMEOUT_S, CoordinationUnavailableError
 from brokerd.protocol import ErrorCode
 
 if TYPE_CHECKING:
@@ -137,15 +138,21 @@ async def create_topic(
     if not result.ok or validate_only:
         return result, replicas
     assert broker.coordinator is not None
+    deadline = time.monotonic() + timeout_s
     try:
-        await broker.coordinator.create_topic(name, replicas, configs, uuid.uuid4())
+        # The write may wait its turn behind other ZooKeeper work (the other topics of
+        # a big CreateTopics request): it gets the request's timeout, at least the
+        # coordinator's usual one (a zero timeout still writes).
+        await broker.coordinator.create_topic(name, replicas, configs, uuid.uuid4(),
+                                              timeout=max(timeout_s, OPERATION_TIMEOUT_S))
     except TopicExistsError:
         return AdminResult(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} exists"), {}
     except CoordinationUnavailableError as exc:
         return AdminResult(ErrorCode.REQUEST_TIMED_OUT, str(exc)), {}
     if timeout_s <= 0:
         return AdminResult(), replicas  # Kafka: a zero timeout means "do not wait"
-    if not await broker.cache.wait_until(lambda: broker.cache.has_leaders(name), timeout_s):
+    remaining = max(deadline - time.monotonic(), 0.0)
+    if not await broker.cache.wait_until(lambda: broker.cache.has_leaders(name), remaining):
         return AdminResult(ErrorCode.REQUEST_TIMED_OUT,
                            "created, but leaders were not elected in time"), replicas
     return AdminResult(), replicas

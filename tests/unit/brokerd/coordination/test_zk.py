@@ -13,7 +13,7 @@ from kazoo.client import KazooClient
 
 from brokerd.coordination import znodes
 from brokerd.coordination.writes import TopicExistsError
-from brokerd.coordination.zk import ZkCoordinator
+from brokerd.coordination.zk import CoordinationUnavailableError, ZkCoordinator
 from brokerd.coordination.znodes import BrokerRegistration
 from tests.integration.coordination.harness import Events
 
@@ -57,6 +57,31 @@ def test_register_elect_create_and_delete_topics(zk_connect: str, zk: KazooClien
     nested = "/nested"
     assert zk.exists(nested + "/brokers/ids/1") is None  # deregistered on close
     assert json.loads(zk.get(nested + "/controller_epoch")[0]) == 1
+
+
+def test_a_write_whose_caller_gave_up_in_the_queue_still_happens(zk_connect: str,
+                                                                  zk: KazooClient) -> None:
+    """A CreateTopics of many topics queues their writes on the one ZooKeeper thread; a
+    write still queued when its caller's timeout ran out used to be cancelled (the topic
+    never created, unlike the ones already running)."""
+    async def scenario() -> None:
+        events = Events()
+        broker = coordinator(zk_connect + "/late", 1, events)
+        await broker.start()
+        gate = threading.Event()
+        broker._worker.submit(gate.wait)  # the thread busy with earlier work
+        try:
+            await broker.create_topic("late", {0: (1,)}, {}, uuid.uuid4(), timeout=0.1)
+            raise AssertionError("the caller must have given up")
+        except CoordinationUnavailableError as exc:
+            assert "no answer in 0.1s" in str(exc)
+        finally:
+            gate.set()
+        await events.until(lambda: events.topics.get("late") is not None)
+        await broker.close()
+
+    asyncio.run(scenario())
+    assert zk.exists("/late/brokers/topics/late") is not None
 
 
 def test_topics_written_by_others_are_picked_up(zk_connect: str, zk: KazooClient) -> None:

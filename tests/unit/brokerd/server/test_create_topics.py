@@ -39,7 +39,7 @@ class _Cache:
 
 
 def _broker(cache: _Cache) -> Any:
-    async def create_topic(name: str, *_: Any) -> None:
+    async def create_topic(name: str, *_: Any, **__: Any) -> None:
         await asyncio.sleep(0.01)  # the ZooKeeper write
         cache.written.add(name)
 
