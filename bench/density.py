@@ -127,9 +127,12 @@ def rate_search(cluster: Cluster, linger_ms: int, plan: DensityPlan, name: str =
         figures = probe(cluster, f"{name}-l{linger_ms}-r{rate}", rate, plan.search_seconds,
                         linger_ms, producers)
         ok = sustained(figures, rate, plan.search_seconds, plan.p99_bound_ms)
+        # The first producer's own CPU: at linger.ms=0, once round trips outgrow its five
+        # requests in flight, librdkafka polls without sleeping (bench/README.md).
         steps.append({"rate": rate, "producers": producers, "sustained": ok,
                       "consumer": figures["consumer"],
-                      "producer_rates": figures["producer_rates"]})
+                      "producer_rates": figures["producer_rates"],
+                      "producer_cpu": figures.get("producer", {}).get("client_cpu_share")})
         if not ok:
             break
         best = rate

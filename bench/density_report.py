@@ -74,7 +74,8 @@ def _default_path_section(section: dict[str, Any], peers: dict[str, Any]) -> lis
                 continue
             steps = "; ".join(
                 f"{s['rate']:,}/s {s['skipped']}" if "skipped" in s else
-                f"{s['rate']:,}/s ({s['producers']}p) p99 {s['consumer'].get('p99_ms', '-')} ms "
+                f"{s['rate']:,}/s ({s['producers']}p, the first {s.get('producer_cpu', '-')} cores) "
+                f"p99 {s['consumer'].get('p99_ms', '-')} ms "
                 f"{'ok' if s['sustained'] else 'MISSED'}" for s in figures["steps"])
             best = (f"{figures['best_rate']:,} records/s" if figures["best_rate"]
                     else "none, the first step missed")

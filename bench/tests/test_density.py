@@ -39,7 +39,7 @@ def results() -> dict[str, Any]:
             "search linger.ms=0": {"best_rate": 4_000, "p99_bound_ms": 10.0, "steps": [
                 {"rate": 2_000, "producers": 1, "sustained": True, "consumer": {"p99_ms": 4}},
                 {"rate": 4_000, "producers": 2, "sustained": False,
-                 "consumer": {"p99_ms": 40}}]},
+                 "consumer": {"p99_ms": 40}, "producer_cpu": 0.35}]},
             "latency linger.ms=5": {"error": "RuntimeError: boom"},
             "ratio": {"acks=all RF=3": {"mb_per_second": 40.0},
                       "acks=1 RF=1": {"mb_per_second": 100.0}, "ratio": 0.4}},
@@ -64,6 +64,7 @@ def results() -> dict[str, Any]:
 def test_report_prints_every_phase_failures_and_ratios_to_peers() -> None:
     text = render(results())
     assert "highest rate with p99 <= 10 ms: 4,000 records/s" in text
+    assert "4,000/s (2p, the first 0.35 cores) p99 40 ms MISSED" in text
     assert "latency linger.ms=5: FAILED: RuntimeError: boom" in text
     assert "= 0.4" in text
     assert "not attempted: descriptors" in text
