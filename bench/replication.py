@@ -5,8 +5,8 @@ leadership fails over.  ``python bench/replication.py [--quick]``; prints a tabl
 Both throughput phases run in the same three-broker cluster, one after the other, as
 Kafka's own 2014 benchmark did (the 0.51 figure of issue 13): one producer, a topic of
 :data:`PARTITIONS` partitions whose leaders are spread over the three brokers, the same
-placement for the RF 1 and the RF 3 topic.  The brokers run in a memory cgroup refilled
-with clean page cache before each phase (:mod:`bench.memory_cgroup`), so that neither
+placement for the RF 1 and the RF 3 topic.  The brokers and the producer run in a memory
+cgroup refilled with clean page cache before each phase (:mod:`bench.memory_cgroup`), so that neither
 phase pays this VM's first-touch cost for fresh pages and their ratio is measured under
 the same conditions.  Failover figures come from :mod:`bench.failover` (3,000 partitions).
 """
@@ -26,8 +26,8 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.failover import FAILOVER_PROPERTIES, measure  # noqa: E402
-from bench.memory_cgroup import warm_page_cache  # noqa: E402
-from bench.run_all import CLIENT_OVERHEAD_S, RESULTS_DIR, run_client  # noqa: E402
+from bench.memory_cgroup import MemoryCgroup, warm_page_cache  # noqa: E402
+from bench.run_all import CLIENT_OVERHEAD_S, RESULTS_DIR, finish_client, start_client  # noqa: E402,E501
 from tests.integration.cluster.harness import Cluster, started_cluster  # noqa: E402
 from tests.support.services import start_zookeeper  # noqa: E402
 
@@ -35,9 +35,10 @@ LEADER = 1
 RECORD_BYTES = 1024
 # Kafka's 2014 replication benchmark produced to six partitions, led by three brokers.
 PARTITIONS = 6
-# The brokers' memory cgroup: their own memory (about 150 MB each here) plus a page cache
-# of a size a phase (500,000 KiB records, three copies) overwrites several times.
-BROKERS_MEMORY_BYTES = 1536 * 1024 * 1024
+# The memory cgroup of the brokers and the producer: their own memory (about 150 MB per
+# broker here, and the producer's queue of up to ~500 MB) plus a page cache that a phase
+# (500,000 KiB records, three copies) overwrites.
+BROKERS_MEMORY_BYTES = 2560 * 1024 * 1024
 
 
 def spread_assignment(partitions: int, replicas: int, brokers: int = 3) -> list[list[int]]:
@@ -45,17 +46,21 @@ def spread_assignment(partitions: int, replicas: int, brokers: int = 3) -> list[
     return [[(i + r) % brokers + 1 for r in range(replicas)] for i in range(partitions)]
 
 
-def produce(cluster: Cluster, topic: str, acks: str, records: int, seconds: float
-            ) -> dict[str, Any]:
-    """One producer to every partition of ``topic``; the CPU figures are broker 1's."""
+def produce(cluster: Cluster, topic: str, acks: str, records: int, seconds: float,
+            cgroup: MemoryCgroup | None = None) -> dict[str, Any]:
+    """One producer to every partition of ``topic``; the CPU figures are broker 1's.  In
+    ``cgroup`` with the brokers (when given), so that the hundreds of MB it queues reuse
+    pages too."""
     leader = cluster.brokers[LEADER]
     assert leader.process is not None
-    return run_client("bench.throughput_client", [
+    client = start_client("bench.throughput_client", [
         "produce", "--bootstrap", cluster.bootstrap, "--topic", topic,
         "--size", str(RECORD_BYTES), "--count", str(records), "--max-seconds", str(seconds),
         "--broker-pid", str(leader.process.pid), "--acks", acks,
-        "--partitions", str(PARTITIONS)],
-        seconds + CLIENT_OVERHEAD_S)
+        "--partitions", str(PARTITIONS)])
+    if cgroup is not None:
+        cgroup.add(client.pid)
+    return finish_client(client, seconds + CLIENT_OVERHEAD_S)
 
 
 def throughput(cluster: Cluster, records: int, seconds: float) -> dict[str, Any]:
@@ -74,10 +79,10 @@ def throughput(cluster: Cluster, records: int, seconds: float) -> dict[str, Any]
     with warm_page_cache(pids, BROKERS_MEMORY_BYTES, cluster.workdir) as (cgroup, memory):
         if cgroup is not None:
             memory["scratch_bytes"] = cgroup.fill()
-        baseline = produce(cluster, "rf1", "1", records, seconds)
+        baseline = produce(cluster, "rf1", "1", records, seconds, cgroup)
         if cgroup is not None:
             cgroup.fill()
-        replicated = produce(cluster, "rf3", "all", records, seconds)
+        replicated = produce(cluster, "rf3", "all", records, seconds, cgroup)
     ratio = (replicated["mb_per_second"] / baseline["mb_per_second"]
              if baseline.get("mb_per_second") else None)
     return {"acks=1 RF=1": baseline, "acks=all RF=3": replicated,
