@@ -27,7 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.failover import FAILOVER_PROPERTIES, measure  # noqa: E402
 from bench.memory_cgroup import MemoryCgroup, warm_page_cache  # noqa: E402
-from bench.run_all import CLIENT_OVERHEAD_S, RESULTS_DIR, finish_client, start_client  # noqa: E402,E501
+from bench.run_all import (  # noqa: E402
+    CLIENT_OVERHEAD_S,
+    RESULTS_DIR,
+    finish_client,
+    start_client,
+)
 from tests.integration.cluster.harness import Cluster, started_cluster  # noqa: E402
 from tests.support.services import start_zookeeper  # noqa: E402
 
