@@ -42,7 +42,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
+from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from brokerd.coordination import security_writes, state_feed, writes, znodes
@@ -53,6 +53,7 @@ from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
 from brokerd.coordination.reconnect import reconnect_policy
 from brokerd.coordination.security_watch import SecurityEvents, SecurityWatch
 from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
+from brokerd.coordination.zk_await import CoordinationUnavailableError, await_zk_work
 from brokerd.coordination.zk_handler import PollingHandler
 from brokerd.coordination.znodes import (
     BrokerRegistration,
@@ -70,13 +71,6 @@ OPERATION_TIMEOUT_S = 10.0
 # ZooKeeper thread (30,000 partition states took over 10 s on a loaded 2-core machine), so
 # they wait this long: ZooKeeper itself already answered start().
 STARTUP_QUEUE_TIMEOUT_S = 120.0
-
-
-class CoordinationUnavailableError(Exception):
-    """ZooKeeper could not complete an operation (connection loss, session expiry…).
-
-    Raised instead of kazoo's own exceptions so that no package above this one needs to
-    know kazoo; handlers map it to a retriable protocol error."""
 
 
 class RegistrationError(RuntimeError):
@@ -253,25 +247,7 @@ class ZkCoordinator:
                    timeout: float = OPERATION_TIMEOUT_S) -> T:
         """Run ``fn`` on the ZooKeeper thread; kazoo blocks while disconnected, so the
         caller gives up after ``timeout`` (the thread finishes the call on its own)."""
-        return await self._await(self._worker.submit(fn, *args), timeout)
-
-    @staticmethod
-    async def _await(future: concurrent.futures.Future[T], timeout: float) -> T:
-        """Await work done on the ZooKeeper thread, in this package's exceptions.
-
-        A caller that gives up does not cancel the work: an operation still queued behind
-        others (30 topics of one CreateTopics request, say) would otherwise be dropped
-        while one already running completes, so a timed-out request's outcome would
-        depend on the queue.  It always happens; REQUEST_TIMED_OUT means "not known yet",
-        as in Kafka."""
-        wrapped = asyncio.wrap_future(future)
-        try:
-            return await asyncio.wait_for(asyncio.shield(wrapped), timeout)
-        except KazooException as exc:
-            raise CoordinationUnavailableError(f"ZooKeeper: {exc!r}") from exc
-        except TimeoutError:
-            wrapped.add_done_callback(_outcome_unawaited)
-            raise CoordinationUnavailableError(f"ZooKeeper: no answer in {timeout}s") from None
+        return await await_zk_work(self._worker.submit(fn, *args), timeout)
 
     def _post(self, fn: Callable[..., None], *args: Any) -> None:
         """Hand a result to the loop thread (dropped once the loop is gone)."""
@@ -603,15 +579,8 @@ class ZkCoordinator:
             raise CoordinationUnavailableError("ZooKeeper session is closing")
         request = IsrRequest(topic, partition, self.broker_id, leader_epoch, isr, zk_version)
         self._isr_writes.submit(request)
-        return await self._await(request.result, OPERATION_TIMEOUT_S)
+        return await await_zk_work(request.result, OPERATION_TIMEOUT_S)
 
     async def allocate_producer_id_block(self) -> znodes.ProducerIdBlock:
         """Claim the next block of producer ids (a conditional update: unique cluster-wide)."""
         return await self._run(writes.claim_producer_id_block, self._client, self.broker_id)
-
-
-def _outcome_unawaited(future: asyncio.Future[Any]) -> None:
-    """Done callback of ZooKeeper work whose caller gave up: take its outcome, so that a
-    failure is logged once here rather than as a never-retrieved exception."""
-    if not future.cancelled() and (exc := future.exception()) is not None:
-        log.warning("ZooKeeper operation finished after its caller gave up: %r", exc)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from brokerd.coordination.security_watch import ACL_CHANGES, ACLS
-from brokerd.coordination.zk import CoordinationUnavailableError
+from brokerd.coordination.zk_await import CoordinationUnavailableError
 from brokerd.protocol import ErrorCode
 from brokerd.security import InvalidAclData, TenantNamespace, parse_acls
 from brokerd.security.acl_bindings import (

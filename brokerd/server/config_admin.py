@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from brokerd.coordination.zk import CoordinationUnavailableError
+from brokerd.coordination.zk_await import CoordinationUnavailableError
 from brokerd.coordination.znodes import DEFAULT_BROKER_CONFIG
 from brokerd.protocol import ErrorCode
 from brokerd.protocol.config_resources import BROKER_RESOURCE, TOPIC_RESOURCE

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from brokerd.coordination.security_watch import CONFIG_CHANGES, USERS
-from brokerd.coordination.zk import CoordinationUnavailableError
+from brokerd.coordination.zk_await import CoordinationUnavailableError
 from brokerd.protocol import ErrorCode
 from brokerd.security.scram_admin import (
     MECHANISM_TO_CODE,

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from brokerd.coordination.assignment import AssignmentError, assign_replicas
 from brokerd.coordination.writes import TopicExistsError, TopicNotFoundError
-from brokerd.coordination.zk import OPERATION_TIMEOUT_S, CoordinationUnavailableError
+from brokerd.coordination.zk import OPERATION_TIMEOUT_S
+from brokerd.coordination.zk_await import CoordinationUnavailableError
 from brokerd.protocol import ErrorCode
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from brokerd.coordination.zk import CoordinationUnavailableError
+from brokerd.coordination.zk_await import CoordinationUnavailableError
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt

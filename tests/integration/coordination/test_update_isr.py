@@ -9,7 +9,7 @@ import uuid
 import pytest
 from kazoo.client import KazooClient
 
-from brokerd.coordination.zk import CoordinationUnavailableError
+from brokerd.coordination.zk_await import CoordinationUnavailableError
 from tests.integration.coordination.harness import read_state, start_broker
 
 

@@ -13,7 +13,8 @@ from kazoo.client import KazooClient
 
 from brokerd.coordination import znodes
 from brokerd.coordination.writes import TopicExistsError
-from brokerd.coordination.zk import CoordinationUnavailableError, ZkCoordinator
+from brokerd.coordination.zk import ZkCoordinator
+from brokerd.coordination.zk_await import CoordinationUnavailableError
 from brokerd.coordination.znodes import BrokerRegistration
 from tests.integration.coordination.harness import Events
 
