@@ -132,7 +132,7 @@ def rate_search(cluster: Cluster, linger_ms: int, plan: DensityPlan, name: str =
         steps.append({"rate": rate, "producers": producers, "sustained": ok,
                       "consumer": figures["consumer"],
                       "producer_rates": figures["producer_rates"],
-                      "producer_cpu": figures.get("producer", {}).get("client_cpu_share")})
+                      "producer_cpu": figures["producer"]["client_cpu_share"]})
         if not ok:
             break
         best = rate

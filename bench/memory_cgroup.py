@@ -124,26 +124,44 @@ class MemoryCgroup:
         self.path.rmdir()
 
 
+@dataclass
+class WarmPageCache:
+    """What :func:`warm_page_cache` yields: the cgroup, or None when unavailable (then
+    ``add`` and ``fill`` do nothing), and a description for the results."""
+
+    cgroup: MemoryCgroup | None
+    description: dict[str, Any]
+
+    def add(self, pid: int) -> None:
+        if self.cgroup is not None:
+            self.cgroup.add(pid)
+
+    def fill(self) -> None:
+        """Call before each measured phase: a phase's own writes fill the cgroup again
+        with its logs."""
+        if self.cgroup is not None:
+            self.description["scratch_bytes"] = self.cgroup.fill()
+
+
 @contextmanager
 def warm_page_cache(pids: Iterable[int], limit_bytes: int, scratch_dir: Path
-                    ) -> Iterator[tuple[MemoryCgroup | None, dict[str, Any]]]:
-    """``pids`` (the brokers) in a new memory cgroup of ``limit_bytes``; yields the cgroup
-    (None when unavailable) and a description for the results.  Call ``fill`` before each
-    measured phase: a phase's own writes fill the cgroup again with its logs."""
-    found = own_memory_cgroup(Path("/proc/self/cgroup").read_text())
+                    ) -> Iterator[WarmPageCache]:
+    """``pids`` (the brokers) in a new memory cgroup of ``limit_bytes`` for the block."""
+    found = own_memory_cgroup(Path("/proc/self/cgroup").read_text(), CGROUP_ROOT)
     if found is None:
-        yield None, {"unavailable": "no memory cgroup in /proc/self/cgroup"}
+        yield WarmPageCache(None, {"unavailable": "no memory cgroup in /proc/self/cgroup"})
         return
     parent, version = found
     try:
         cgroup = MemoryCgroup.create(parent, version, f"bench-{os.getpid()}", limit_bytes,
                                      scratch_dir / "page-cache-scratch")
     except OSError as exc:
-        yield None, {"unavailable": f"cannot create a memory cgroup under {parent}: {exc}"}
+        yield WarmPageCache(None, {
+            "unavailable": f"cannot create a memory cgroup under {parent}: {exc}"})
         return
     try:
         for pid in pids:
             cgroup.add(pid)
-        yield cgroup, {"limit_bytes": limit_bytes, "cgroup_version": version}
+        yield WarmPageCache(cgroup, {"limit_bytes": limit_bytes, "cgroup_version": version})
     finally:
         cgroup.remove()

@@ -26,7 +26,7 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.failover import FAILOVER_PROPERTIES, measure  # noqa: E402
-from bench.memory_cgroup import MemoryCgroup, warm_page_cache  # noqa: E402
+from bench.memory_cgroup import WarmPageCache, warm_page_cache  # noqa: E402
 from bench.run_all import (  # noqa: E402
     CLIENT_OVERHEAD_S,
     RESULTS_DIR,
@@ -52,10 +52,9 @@ def spread_assignment(partitions: int, replicas: int, brokers: int = 3) -> list[
 
 
 def produce(cluster: Cluster, topic: str, acks: str, records: int, seconds: float,
-            cgroup: MemoryCgroup | None = None) -> dict[str, Any]:
+            memory: WarmPageCache) -> dict[str, Any]:
     """One producer to every partition of ``topic``; the CPU figures are broker 1's.  In
-    ``cgroup`` with the brokers (when given), so that the hundreds of MB it queues reuse
-    pages too."""
+    the brokers' ``memory`` cgroup, so that the hundreds of MB it queues reuse pages too."""
     leader = cluster.brokers[LEADER]
     assert leader.process is not None
     client = start_client("bench.throughput_client", [
@@ -63,8 +62,7 @@ def produce(cluster: Cluster, topic: str, acks: str, records: int, seconds: floa
         "--size", str(RECORD_BYTES), "--count", str(records), "--max-seconds", str(seconds),
         "--broker-pid", str(leader.process.pid), "--acks", acks,
         "--partitions", str(PARTITIONS)])
-    if cgroup is not None:
-        cgroup.add(client.pid)
+    memory.add(client.pid)
     return finish_client(client, seconds + CLIENT_OVERHEAD_S)
 
 
@@ -81,18 +79,16 @@ def throughput(cluster: Cluster, records: int, seconds: float) -> dict[str, Any]
     cluster.await_full_isr("rf1", PARTITIONS)
     cluster.await_full_isr("rf3", PARTITIONS)
     pids = [b.process.pid for b in cluster.brokers.values() if b.process is not None]
-    with warm_page_cache(pids, BROKERS_MEMORY_BYTES, cluster.workdir) as (cgroup, memory):
-        if cgroup is not None:
-            memory["scratch_bytes"] = cgroup.fill()
-        baseline = produce(cluster, "rf1", "1", records, seconds, cgroup)
-        if cgroup is not None:
-            cgroup.fill()
-        replicated = produce(cluster, "rf3", "all", records, seconds, cgroup)
+    with warm_page_cache(pids, BROKERS_MEMORY_BYTES, cluster.workdir) as memory:
+        memory.fill()
+        baseline = produce(cluster, "rf1", "1", records, seconds, memory)
+        memory.fill()
+        replicated = produce(cluster, "rf3", "all", records, seconds, memory)
     ratio = (replicated["mb_per_second"] / baseline["mb_per_second"]
              if baseline.get("mb_per_second") else None)
     return {"acks=1 RF=1": baseline, "acks=all RF=3": replicated,
             "ratio": round(ratio, 3) if ratio is not None else None,
-            "partitions": PARTITIONS, "brokers_memory": memory}
+            "partitions": PARTITIONS, "brokers_memory": memory.description}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,9 +10,9 @@ records with the throughput client (1 MB batches, linger 5 ms) first acks=1 to a
 RF 1 topic, then acks=all to a fresh RF 3 topic (``min.insync.replicas=2``), both led by
 broker 1.  Per phase: MB/s, CPU ms per MB of every broker (``/proc/<pid>/stat`` around
 the client's run, so idle brokers count too) and of the client, and the machine's other
-load.  The brokers run in a memory cgroup refilled with clean page cache before each
-phase (:mod:`bench.memory_cgroup`: fresh pages cost this VM ~3 ms of CPU per MB
-written).  Prints one JSON line per phase and a median summary.  ``--py-spy DIR`` records
+load.  The brokers and the client run in a memory cgroup refilled with clean page
+cache before each phase (:mod:`bench.memory_cgroup`: fresh pages cost this VM ~3 ms of
+CPU per MB written).  Prints one JSON line per phase and a median summary.  ``--py-spy DIR`` records
 every broker with py-spy during the acks=all phases (``DIR/b<id>-r<round>.txt``,
 raw stacks; ``BENCH_SAMPLER=perf``: ``perf record -g`` files); ``--profile DIR`` runs
 the brokers under cProfile or, with ``BENCH_PROFILER=sampled``, under
@@ -32,7 +32,7 @@ from typing import Any
 
 from bench.acks_all_cpu import three_brokers
 from bench.measure import machine_busy_seconds, process_cpu_seconds
-from bench.memory_cgroup import warm_page_cache
+from bench.memory_cgroup import WarmPageCache, warm_page_cache
 from bench.replication import BROKERS_MEMORY_BYTES, LEADER, RECORD_BYTES
 from bench.run_all import CLIENT_OVERHEAD_S, finish_client, start_client
 
@@ -51,13 +51,16 @@ def _sampler(spy: Path, broker_id: int, pid: int) -> list[str]:
 
 
 def phase(cluster: Any, topic: str, acks: str, records: int, seconds: float,
-          spy: Path | None) -> dict[str, Any]:
+          spy: Path | None, memory: WarmPageCache) -> dict[str, Any]:
+    """One client run; the client joins the brokers' ``memory`` cgroup (its queue of
+    hundreds of MB reuses pages too, as in :func:`bench.replication.produce`)."""
     pids = {b: p.process.pid for b, p in cluster.brokers.items() if p.process is not None}
     leader_pid = pids[LEADER]
     client = start_client("bench.throughput_client", [
         "produce", "--bootstrap", cluster.bootstrap, "--topic", topic,
         "--size", str(RECORD_BYTES), "--count", str(records), "--max-seconds", str(seconds),
         "--broker-pid", str(leader_pid), "--acks", acks])
+    memory.add(client.pid)
     spies = []
     if spy is not None:
         spies = [subprocess.Popen(_sampler(spy, b, pid), stdout=subprocess.DEVNULL,
@@ -92,8 +95,7 @@ def measure(rounds: int, records: int, seconds: float, spy_dir: Path | None,
     phases: dict[str, list[dict[str, Any]]] = {"1": [], "all": []}
     with (three_brokers("replication-cpu", profile) as cluster,
           warm_page_cache([b.process.pid for b in cluster.brokers.values() if b.process],
-                          BROKERS_MEMORY_BYTES, cluster.workdir) as (cgroup, memory)):
-        print(json.dumps({"brokers_memory": memory}), flush=True)
+                          BROKERS_MEMORY_BYTES, cluster.workdir) as memory):
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
         for round_ in range(rounds):
             rf1, rf3 = f"rf1-{round_}", f"rf3-{round_}"
@@ -107,10 +109,10 @@ def measure(rounds: int, records: int, seconds: float, spy_dir: Path | None,
             for acks, topic in (("1", rf1), ("all", rf3)):
                 spy = (spy_dir / f"r{round_}" if spy_dir is not None and acks == "all"
                        else None)
-                if cgroup is not None:
-                    cgroup.fill()
-                figures = phase(cluster, topic, acks, records, seconds, spy)
+                memory.fill()
+                figures = phase(cluster, topic, acks, records, seconds, spy, memory)
                 figures["round"] = round_
+                figures["memory"] = memory.description
                 print(json.dumps(figures), flush=True)
                 phases[acks].append(figures)
 

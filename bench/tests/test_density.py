@@ -100,7 +100,8 @@ def test_the_two_linger_0_searches_use_topics_of_their_own(monkeypatch: Any) -> 
     def fake_probe(cluster: Any, topic: str, rate: int, seconds: float, linger_ms: int,
                    producers: int) -> dict[str, Any]:
         topics.append(topic)
-        return {"consumer": {"records": 0, "p99_ms": 1e9}, "producer_rates": [0]}
+        return {"consumer": {"records": 0, "p99_ms": 1e9}, "producer_rates": [0],
+                "producer": {"client_cpu_share": 0.1}}
 
     monkeypatch.setattr(density, "probe", fake_probe)
     monkeypatch.setattr(density, "throughput", lambda *args: {})
