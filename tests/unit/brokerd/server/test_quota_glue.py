@@ -206,6 +206,9 @@ def test_follower_fetches_are_exempt() -> None:
 # ---- connection muting ----------------------------------------------------------------
 
 
+SECOND_MUTE_S = 1.0
+
+
 def test_a_mute_holds_frames_already_received_and_a_second_mute_extends_it() -> None:
     from tests.unit.brokerd.server.test_connection import Harness, frame
 
@@ -218,14 +221,17 @@ def test_a_mute_holds_frames_already_received_and_a_second_mute_extends_it() -> 
             processed.append((loop.time(), bytes(frame)))
             if bytes(frame) == b"throttled":
                 connection.mute_for(0.05)
-                connection.mute_for(0.10)  # extends: the 0.05 s timer must not unmute
+                # Extends: the 0.05 s timer must not unmute.  The second mute is long so
+                # that a busy machine's late wake-up below still lands inside it (with
+                # 0.10 s, a 0.07 s sleep overshooting by 30 ms failed under make test).
+                connection.mute_for(SECOND_MUTE_S)
             return [b"re:", bytes(frame)]
 
         harness.connection._processor = process
         started = loop.time()
         # Pipelined: both frames are in our buffer before the first is processed.
         harness.feed(frame(b"throttled") + frame(b"next"), 4096)
-        await asyncio.sleep(0.07)
+        await asyncio.sleep(0.15)
         assert not harness.transport.reading  # still muted after the first timer
         assert [payload for _, payload in processed] == [b"throttled"]
         assert b"re:throttled" in b"".join(harness.transport.written)  # answered at once
