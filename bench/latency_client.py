@@ -14,12 +14,18 @@ once its partition is assigned and its connection is up, then one JSON object at
 The producer's ``--acks``, ``--linger-ms`` and ``--idempotence`` default to the original
 probe (acks=1, linger.ms=5, no idempotence); the density benchmark sets them to what
 mainstream clients now default to (acks=all, idempotence on, linger.ms 0 or 5).
+``--nice N`` lowers the producer's CPU priority: on this one machine clients and brokers
+share two cores, and at ``linger.ms=0`` librdkafka polls without sleeping while its five
+idempotent requests are in flight, so a client spinning at normal priority takes the CPU
+the brokers need to answer it; at nice 10 the brokers come first, nearer to clients on
+machines of their own.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import struct
 import sys
 import time
@@ -65,10 +71,13 @@ def producer_config(acks: str = "1", linger_ms: float = PRODUCER_CONFIG["linger.
 
 
 def produce(bootstrap: str, topic: str, size: int, rate: int, seconds: float,
-            broker_pid: int, config: dict[str, Any] | None = None) -> dict[str, Any]:
+            broker_pid: int, config: dict[str, Any] | None = None, nice: int = 0
+            ) -> dict[str, Any]:
     """Send ``rate * seconds`` records at a fixed rate: after each tick, send however many
     records are due by now (``rate * elapsed``), so a late tick catches up instead of
-    lowering the rate.  ``config`` defaults to :func:`producer_config`'s defaults."""
+    lowering the rate.  ``config`` defaults to :func:`producer_config`'s defaults; ``nice``
+    lowers this process's priority first (see the module doc)."""
+    os.nice(nice)
     producer = Producer({"bootstrap.servers": bootstrap, **(config or producer_config())})
     producer.produce(topic, stamped_payload(WARM_UP_STAMP, size), partition=0)
     producer.flush(10)
@@ -142,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--acks", choices=["0", "1", "all"], default="1", help="(produce)")
     parser.add_argument("--linger-ms", type=float, default=PRODUCER_CONFIG["linger.ms"],
                         help="(produce)")
+    parser.add_argument("--nice", type=int, default=0,
+                        help="lower the CPU priority by this much (produce)")
     parser.add_argument("--idempotence", action="store_true",
                         help="enable.idempotence=true; needs --acks all (produce)")
     args = parser.parse_args(argv)
@@ -151,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             parser.error(str(exc))
         result = produce(args.bootstrap, args.topic, args.size, args.rate, args.seconds,
-                         args.broker_pid, config)
+                         args.broker_pid, config, args.nice)
     else:
         result = consume(args.bootstrap, args.topic, args.count, args.max_seconds)
     print(json.dumps(result), flush=True)

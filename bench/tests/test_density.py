@@ -91,15 +91,18 @@ def test_a_spent_search_budget_is_reported_as_a_skipped_step() -> None:
     assert "6,000/s search time budget spent" in render(figures)
 
 
-def test_the_two_linger_0_searches_use_topics_of_their_own(monkeypatch: Any) -> None:
-    """default_path searches linger.ms=0 twice (the 10 ms and the several-producer 20 ms
-    bound) in one cluster; each step creates a fresh topic, so the second search's names
-    must differ (it failed with TOPIC_ALREADY_EXISTS when they did not)."""
+def test_the_linger_0_searches_use_topics_of_their_own(monkeypatch: Any) -> None:
+    """default_path searches linger.ms=0 three times (the 10 ms bound, and the
+    several-producer 20 ms bound at normal priority and nicer) in one cluster; each step
+    creates a fresh topic, so each search's names must differ (it failed with
+    TOPIC_ALREADY_EXISTS when they did not).  Only the last search's producers are nicer."""
     topics: list[str] = []
+    nices: list[int] = []
 
     def fake_probe(cluster: Any, topic: str, rate: int, seconds: float, linger_ms: int,
-                   producers: int) -> dict[str, Any]:
+                   producers: int, nice: int = 0) -> dict[str, Any]:
         topics.append(topic)
+        nices.append(nice)
         return {"consumer": {"records": 0, "p99_ms": 1e9}, "producer_rates": [0],
                 "producer": {"client_cpu_share": 0.1}}
 
@@ -108,4 +111,5 @@ def test_the_two_linger_0_searches_use_topics_of_their_own(monkeypatch: Any) -> 
     plan = density.DensityPlan(lingers_ms=(0,))
     density.default_path(cast(Any, None), plan)
     # the latency probe and each search's first step (which misses its bound)
-    assert len(topics) == len(set(topics)) == 3
+    assert len(topics) == len(set(topics)) == 4
+    assert nices == [0, 0, 0, plan.client_nice]
