@@ -53,6 +53,10 @@ def _latency(consumer: dict[str, Any]) -> str:
             f"max {consumer['max_ms']:.2f} ms over {consumer['records']:,} records")
 
 
+def _requests(per_second: int | None) -> str:
+    return "requests/s -" if per_second is None else f"{per_second:,} requests/s"
+
+
 def _default_path_section(section: dict[str, Any], peers: dict[str, Any]) -> list[str]:
     if (missing := _missing("default-client path", section)) is not None:
         return missing
@@ -74,7 +78,8 @@ def _default_path_section(section: dict[str, Any], peers: dict[str, Any]) -> lis
                 continue
             steps = "; ".join(
                 f"{s['rate']:,}/s {s['skipped']}" if "skipped" in s else
-                f"{s['rate']:,}/s ({s['producers']}p, the first {s.get('producer_cpu', '-')} cores) "
+                f"{s['rate']:,}/s ({s['producers']}p, the first {s.get('producer_cpu', '-')} cores, "
+                f"{_requests(s.get('produce_requests_per_second'))}) "
                 f"p99 {s['consumer'].get('p99_ms', '-')} ms "
                 f"{'ok' if s['sustained'] else 'MISSED'}" for s in figures["steps"])
             best = (f"{figures['best_rate']:,} records/s" if figures["best_rate"]

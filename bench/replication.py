@@ -42,7 +42,7 @@ RECORD_BYTES = 1024
 PARTITIONS = 6
 # The memory cgroup of the brokers and the producer: their own memory (about 150 MB per
 # broker here, and the producer's queue of up to ~500 MB) plus a page cache that a phase
-# (500,000 KiB records, three copies) overwrites.
+# (2,000,000 KiB records, three copies) overwrites several times over.
 BROKERS_MEMORY_BYTES = 2560 * 1024 * 1024
 
 
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a tenth of the work")
     parser.add_argument("--skip-failover", action="store_true")
     args = parser.parse_args(argv)
-    records, seconds = (50_000, 5.0) if args.quick else (500_000, 20.0)
+    records, seconds = (50_000, 5.0) if args.quick else (2_000_000, 60.0)  # see density.py
     zookeeper = start_zookeeper()
     results: dict[str, Any] = {}
     try:

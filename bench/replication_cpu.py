@@ -139,7 +139,7 @@ def measure(rounds: int, records: int, seconds: float, spy_dir: Path | None,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.replication_cpu")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--records", type=int, default=500_000)
+    parser.add_argument("--records", type=int, default=2_000_000)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--py-spy", type=Path, dest="spy")
     parser.add_argument("--profile", type=Path, help="profile every broker for the whole "

@@ -158,7 +158,9 @@ def latency_probe(bootstrap: str, topic: str, broker_pid: int, size: int, rate: 
     """Start the consumer, wait until it is fetching, then run ``producers`` paced
     producer processes together (each at ``rate / producers``, with ``producer_args``
     such as ``--acks all``); ``producer`` holds the first one's figures (its window covers
-    the broker's CPU), ``producer_rates`` every producer's achieved records/s."""
+    the broker's CPU), ``producer_rates`` every producer's achieved records/s,
+    ``producer_request_rates`` its Produce requests/s (None where librdkafka reported no
+    statistics)."""
     share = rate // producers
     common = ["--bootstrap", bootstrap, "--topic", topic, "--size", str(size)]
     consumer = start_client("bench.latency_client", [
@@ -181,6 +183,7 @@ def latency_probe(bootstrap: str, topic: str, broker_pid: int, size: int, rate: 
                 process.kill()
                 process.communicate()
     return {"producer": figures[0], "producer_rates": [f["records_per_second"] for f in figures],
+            "producer_request_rates": [f.get("requests_per_second") for f in figures],
             "consumer": received}
 
 

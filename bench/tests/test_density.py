@@ -39,7 +39,8 @@ def results() -> dict[str, Any]:
             "search linger.ms=0": {"best_rate": 4_000, "p99_bound_ms": 10.0, "steps": [
                 {"rate": 2_000, "producers": 1, "sustained": True, "consumer": {"p99_ms": 4}},
                 {"rate": 4_000, "producers": 2, "sustained": False,
-                 "consumer": {"p99_ms": 40}, "producer_cpu": 0.35}]},
+                 "consumer": {"p99_ms": 40}, "producer_cpu": 0.35,
+                 "produce_requests_per_second": 1_500}]},
             "latency linger.ms=5": {"error": "RuntimeError: boom"},
             "ratio": {"acks=all RF=3": {"mb_per_second": 40.0},
                       "acks=1 RF=1": {"mb_per_second": 100.0}, "ratio": 0.4}},
@@ -64,7 +65,8 @@ def results() -> dict[str, Any]:
 def test_report_prints_every_phase_failures_and_ratios_to_peers() -> None:
     text = render(results())
     assert "highest rate with p99 <= 10 ms: 4,000 records/s" in text
-    assert "4,000/s (2p, the first 0.35 cores) p99 40 ms MISSED" in text
+    assert "4,000/s (2p, the first 0.35 cores, 1,500 requests/s) p99 40 ms MISSED" in text
+    assert "2,000/s (1p, the first - cores, requests/s -) p99 4 ms ok" in text
     assert "latency linger.ms=5: FAILED: RuntimeError: boom" in text
     assert "= 0.4" in text
     assert "not attempted: descriptors" in text
@@ -82,6 +84,11 @@ def test_a_failure_carrying_a_broker_log_is_cut_to_its_first_line() -> None:
     text = render(figures)
     assert "failover: FAILED: TimeoutError: broker did not answer" in text
     assert "log line" not in text
+
+
+def test_requests_per_second_adds_the_producers_and_is_unknown_if_one_is() -> None:
+    assert density.requests_per_second({"producer_request_rates": [900, 1_100]}) == 2_000
+    assert density.requests_per_second({"producer_request_rates": [900, None]}) is None
 
 
 def test_a_spent_search_budget_is_reported_as_a_skipped_step() -> None:
@@ -104,7 +111,7 @@ def test_the_linger_0_searches_use_topics_of_their_own(monkeypatch: Any) -> None
         topics.append(topic)
         nices.append(nice)
         return {"consumer": {"records": 0, "p99_ms": 1e9}, "producer_rates": [0],
-                "producer": {"client_cpu_share": 0.1}}
+                "producer_request_rates": [0], "producer": {"client_cpu_share": 0.1}}
 
     monkeypatch.setattr(density, "probe", fake_probe)
     monkeypatch.setattr(density, "throughput", lambda *args: {})

@@ -1,11 +1,14 @@
 """The latency probe's producer settings: defaults kept for ``make bench``'s acks=1 probe,
-the default-client path (acks=all, idempotence) selectable, impossible mixes refused."""
+the default-client path (acks=all, idempotence) selectable, impossible mixes refused; the
+Produce request count read from librdkafka's statistics."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from bench.latency_client import PRODUCER_CONFIG, main, producer_config
+from bench.latency_client import PRODUCER_CONFIG, ProduceRequests, main, producer_config
 
 
 def test_defaults_are_the_original_acks_1_linger_5_probe() -> None:
@@ -32,3 +35,14 @@ def test_command_line_refuses_idempotence_with_acks_1(capsys: pytest.CaptureFixt
         main(["produce", "--bootstrap", "127.0.0.1:1", "--topic", "t", "--idempotence"])
     assert exit_info.value.code == 2
     assert "idempotence needs acks=all" in capsys.readouterr().err
+
+
+def test_produce_requests_are_counted_over_every_broker_from_the_latest_report() -> None:
+    requests = ProduceRequests()
+    b1: dict[str, int] = {"Produce": 7, "Metadata": 3}
+    report = {"brokers": {"b1": {"req": b1}, "b2": {"req": {"Produce": 5}},
+                          "bootstrap": {"req": {}}}}
+    requests.on_statistics(json.dumps(report))
+    b1["Produce"] = 9
+    requests.on_statistics(json.dumps(report))
+    assert (requests.sent, requests.reports) == (14, 2)
