@@ -18,16 +18,17 @@ Kafka's rules, each in one place so it can be tested in milliseconds:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from brokerd.protocol import ErrorCode
 
 UNDEFINED = -1
 
 
-@dataclass(frozen=True)
-class FollowerState:
-    """What the leader knows of one follower replica (all times in ms)."""
+class FollowerState(NamedTuple):
+    """What the leader knows of one follower replica (all times in ms).  A tuple: a new
+    one per follower fetch, twice per acks=all request on the leader, and a frozen
+    dataclass took several times as long to build."""
 
     log_end_offset: int = UNDEFINED
     last_caught_up_ms: int = 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -39,10 +39,11 @@ class ApiEntry:
     max_version: int
     handle: Handler
     tenancy: ApiNames | None = None
+    # The metrics' label, read on every request: an enum's name is a Python-level property.
+    name: str = field(init=False)
 
-    @property
-    def name(self) -> str:
-        return self.api_key.name.lower()
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", self.api_key.name.lower())
 
 
 def _entry(module: ModuleType) -> ApiEntry:

@@ -23,6 +23,13 @@ def test_request_and_byte_counters_accumulate_per_label() -> None:
     assert sample("kafka_network_request_seconds_count", {"api": "Produce"}) == 2
     seconds = sample("kafka_network_request_seconds_sum", {"api": "Produce"})
     assert seconds is not None and abs(seconds - 0.006) < 1e-9
+    # cumulative buckets, each holding what is at or below its bound
+    def bucket(api: str, le: str) -> float | None:
+        return sample("kafka_network_request_seconds_bucket", {"api": api, "le": le})
+
+    assert [bucket("Produce", le) for le in ("0.001", "0.0025", "0.005", "+Inf")] == [
+        0, 1, 2, 2]
+    assert [bucket("Fetch", le) for le in ("0.25", "0.5", "30.0", "+Inf")] == [0, 1, 1, 1]
     assert sample("kafka_server_bytes_in_total", {"topic": "orders"}) == 150
     assert sample("kafka_server_messages_in_total", {"topic": "orders"}) == 3
     assert sample("kafka_server_bytes_out_total", {"topic": "orders"}) == 70
