@@ -27,6 +27,7 @@ thread while the owning thread appends (fsync and pwrite on one fd are independe
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,6 +53,11 @@ SWAP_SUFFIX = ".swap"
 
 # Header scans read this much at a time: one pread covers dozens of small batches' headers.
 _SCAN_CHUNK = 16 * 1024
+
+
+# How many of the newest batches a segment keeps the positions and headers of (see
+# ``LogSegment._recent``): a tailing reader is rarely more than a few batches behind.
+RECENT_BATCHES = 8
 
 
 def segment_stem(base_offset: int) -> str:
@@ -113,9 +119,10 @@ class LogSegment:
         self.max_timestamp = -1
         self.offset_of_max_timestamp = base_offset
         self._bytes_since_index_entry = 0
-        # (position, header) of the last batch: a follower's or tailing consumer's fetch
-        # asks for the newest batch, found here without an index lookup or scan.
-        self._last_batch: tuple[int, BatchHeader] | None = None
+        # (position, header) of the newest batches, in file order: a follower's or
+        # tailing consumer's fetch asks for them, found and walked here without an index
+        # lookup or reading their headers back from the file.
+        self._recent: deque[tuple[int, BatchHeader]] = deque(maxlen=RECENT_BATCHES)
         # Segment age for segment.ms: wall-clock creation time, or for a loaded segment its
         # first batch's timestamp (our own writes; a restart must not reset the age).
         self.created_ms = created_ms
@@ -152,7 +159,7 @@ class LogSegment:
             raise CorruptRecordError(f"{self.offset_index.path} points past the end of the log")
         self.next_offset = offset
         self._bytes_since_index_entry = 0
-        self._last_batch = None
+        self._recent.clear()
         for batch_position, header in self.iter_batches(position):
             if batch_position != position and self._needs_index_entry():
                 raise CorruptRecordError(f"{self.offset_index.path} lacks entries (truncated?)")
@@ -165,7 +172,7 @@ class LogSegment:
             self.created_ms = first[1].max_timestamp
 
     def _track(self, position: int, header: BatchHeader) -> None:
-        self._last_batch = (position, header)
+        self._recent.append((position, header))
         self.next_offset = header.last_offset + 1
         if header.max_timestamp > self.max_timestamp:
             self.max_timestamp = header.max_timestamp
@@ -213,7 +220,24 @@ class LogSegment:
     ) -> Iterator[tuple[int, BatchHeader]]:
         """(position, header) of each trusted batch from ``position`` (a batch start) to
         ``end`` (default: the committed size)."""
-        return self._pinned_batches(position, self.size if end is None else end)
+        end = self.size if end is None else end
+        recent = self._recent_from(position, end)
+        return iter(recent) if recent is not None else self._pinned_batches(position, end)
+
+    def _recent_from(self, position: int, end: int) -> list[tuple[int, BatchHeader]] | None:
+        """The batches from ``position`` to ``end`` if ``position`` starts one of the
+        recent batches (they reach the end of the segment); None otherwise."""
+        taken = []
+        for entry in reversed(self._recent):
+            start = entry[0]
+            if start + entry[1].size_in_bytes <= end:
+                taken.append(entry)
+            if start == position:
+                taken.reverse()
+                return taken
+            if start < position:
+                return None
+        return None
 
     def _pinned_batches(self, position: int, end: int) -> Iterator[tuple[int, BatchHeader]]:
         with self._file as fd:  # unpinned when the iteration ends or is dropped
@@ -221,10 +245,12 @@ class LogSegment:
 
     def find_batch(self, offset: int) -> tuple[int, BatchHeader] | None:
         """The first batch whose last offset is >= ``offset`` (the batch holding it, or the
-        next one), found via the index and a short forward scan (the last batch without either)."""
-        last = self._last_batch
-        if last is not None and last[1].base_offset <= offset <= last[1].last_offset:
-            return last
+        next one), found among the recent batches or via the index and a short forward scan."""
+        recent = self._recent
+        if recent and recent[0][1].base_offset <= offset <= recent[-1][1].last_offset:
+            for found in recent:
+                if found[1].last_offset >= offset:
+                    return found
         _, position = self.offset_index.lookup(offset)
         for found in self.iter_batches(position):
             if found[1].last_offset >= offset:
@@ -302,7 +328,7 @@ class LogSegment:
         self.max_timestamp = -1
         self.offset_of_max_timestamp = self.base_offset
         self._bytes_since_index_entry = 0
-        self._last_batch = None
+        self._recent.clear()
 
     def truncate_to(self, offset: int) -> int:
         """Drop every batch whose last offset is >= ``offset``; returns the bytes dropped.

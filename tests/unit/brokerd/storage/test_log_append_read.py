@@ -244,3 +244,33 @@ def test_a_read_of_the_newest_batch_follows_appends_and_truncations(open_log: Op
     log.truncate_to(2)
     log.append_as_leader(batch(4), 0)
     assert offsets(read_all(log, 3)) == [(2, 5)]
+
+
+def test_reads_of_the_newest_batches_match_the_file_whatever_the_limits(
+    open_log: OpenLog,
+) -> None:
+    """A segment walks its newest batches from memory (``LogSegment._recent``); every read
+    must return what reading the headers back from the file returns, also past the ones
+    it remembers, under size and offset limits, and after a truncation."""
+    log = open_log()
+    for count in [1, 3, 2, 1, 4, 1, 2, 2, 1, 3, 1, 2]:
+        log.append_as_leader(batch(count), 0)
+    segment = log._local.segments.first
+
+    def reads() -> list[bytes]:
+        end = log.log_end_offset
+        return [log.read(offset, max_bytes, max_offset=upper).read()
+                for offset in range(end)
+                for max_bytes in (1, 2 * len(batch(2)), 1 << 20)
+                for upper in (offset + 1, offset + 4, end)]
+
+    from_memory = reads()
+    remembered = list(segment._recent)
+    segment._recent.clear()
+    assert reads() == from_memory
+    segment._recent.extend(remembered)
+    log.truncate_to(15)
+    assert log.log_end_offset < 23
+    from_memory = reads()
+    segment._recent.clear()
+    assert reads() == from_memory
