@@ -27,7 +27,6 @@ thread while the owning thread appends (fsync and pwrite on one fd are independe
 from __future__ import annotations
 
 import os
-from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,8 +54,8 @@ SWAP_SUFFIX = ".swap"
 _SCAN_CHUNK = 16 * 1024
 
 
-# How many of the newest batches a segment keeps the positions and headers of (see
-# ``LogSegment._recent``): a tailing reader is rarely more than a few batches behind.
+# How many of the newest batches the active segment keeps the positions and headers of
+# (see ``LogSegment._recent``): a tailing reader is rarely more than a few batches behind.
 RECENT_BATCHES = 8
 
 
@@ -121,8 +120,10 @@ class LogSegment:
         self._bytes_since_index_entry = 0
         # (position, header) of the newest batches, in file order: a follower's or
         # tailing consumer's fetch asks for them, found and walked here without an index
-        # lookup or reading their headers back from the file.
-        self._recent: deque[tuple[int, BatchHeader]] = deque(maxlen=RECENT_BATCHES)
+        # lookup or reading their headers back from the file.  A list (an empty deque
+        # costs ~600 bytes, on each of tens of thousands of idle replicas); a sealed
+        # segment keeps only its last batch.
+        self._recent: list[tuple[int, BatchHeader]] = []
         # Segment age for segment.ms: wall-clock creation time, or for a loaded segment its
         # first batch's timestamp (our own writes; a restart must not reset the age).
         self.created_ms = created_ms
@@ -172,7 +173,10 @@ class LogSegment:
             self.created_ms = first[1].max_timestamp
 
     def _track(self, position: int, header: BatchHeader) -> None:
-        self._recent.append((position, header))
+        recent = self._recent
+        recent.append((position, header))
+        if len(recent) > RECENT_BATCHES:
+            del recent[0]
         self.next_offset = header.last_offset + 1
         if header.max_timestamp > self.max_timestamp:
             self.max_timestamp = header.max_timestamp
@@ -366,6 +370,7 @@ class LogSegment:
         self.time_index.trim()
         for held in (self._file, self.offset_index, self.time_index):
             held.release()
+        del self._recent[:-1]  # no reader tails a sealed segment
 
     def flush(self) -> None:
         """fsync the data and msync the indexes (safe in a worker thread, see module doc)."""
