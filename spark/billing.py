@@ -25,7 +25,9 @@ Re-running a month over the same log writes byte-identical files.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 import zipfile
@@ -176,7 +178,10 @@ def ship_package(spark: SparkSession) -> None:
     """Send the ``spark`` package to the executors (they unpickle the data source by
     module name, and a cluster's workers do not have this checkout on their path)."""
     package = Path(__file__).resolve().parent
-    archive = Path(tempfile.mkdtemp(prefix="billing-")) / "billing_job.zip"
+    directory = tempfile.mkdtemp(prefix="billing-")
+    # Executors fetch it while the session lives, so it goes when this process does.
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    archive = Path(directory) / "billing_job.zip"
     with zipfile.ZipFile(archive, "w") as bundle:
         for source in sorted(package.rglob("*.py")):
             bundle.write(source, f"spark/{source.relative_to(package)}")

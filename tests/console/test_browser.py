@@ -11,7 +11,9 @@ reads the cluster on the PLAINTEXT operator listener.  Screenshots go to
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -46,18 +48,24 @@ def stack(kafka_broker, zk_connect: str, tmp_path: Path) -> Iterator[Stack]:  # 
 def browser() -> Iterator[webdriver.Chrome]:
     # `make test` installs Debian's chromium and chromium-driver: their absence is a failure.
     assert shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER), "chromium/chromedriver missing"
+    # Chromium's own temporary directories (its singleton socket's) go in one removed
+    # afterwards: quit() stops it before it removes them, and /tmp kept one per test.  A
+    # short path: a socket's must fit in 108 bytes, which pytest's tmp_path can exceed.
+    browser_tmp = tempfile.mkdtemp(prefix="chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                      "--disable-component-update", "--disable-sync", "--window-size=1280,1400"):
         options.add_argument(argument)
-    driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER),
-                              options=options)
+    service = webdriver.ChromeService(executable_path=CHROMEDRIVER,
+                                      env={**os.environ, "TMPDIR": browser_tmp})
+    driver = webdriver.Chrome(service=service, options=options)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     try:
         yield driver
     finally:
         driver.quit()
+        shutil.rmtree(browser_tmp, ignore_errors=True)
 
 
 def wait(driver: webdriver.Chrome, condition: Callable[[webdriver.Chrome], object],
