@@ -121,7 +121,7 @@ class LogSegment:
         # (position, header) of the newest batches, in file order: a follower's or
         # tailing consumer's fetch asks for them, found and walked here without an index
         # lookup or reading their headers back from the file.  A list (an empty deque
-        # costs ~600 bytes, on each of tens of thousands of idle replicas); a sealed
+        # costs 760 bytes, on each of tens of thousands of idle replicas); a sealed
         # segment keeps only its last batch.
         self._recent: list[tuple[int, BatchHeader]] = []
         # Segment age for segment.ms: wall-clock creation time, or for a loaded segment its
