@@ -57,18 +57,19 @@ class _RequestTally(Collector):
     def __init__(self, buckets: tuple[float, ...] = LATENCY_BUCKETS) -> None:
         self._bounds = buckets
         self._requests: dict[tuple[str, int], int] = {}
-        # api -> [count in each bucket (not cumulative; the last is +Inf), seconds in all]
-        self._latency: dict[str, tuple[list[int], list[float]]] = {}
+        # api -> count in each bucket (not cumulative; the last is +Inf), and seconds in all
+        self._buckets: dict[str, list[int]] = {}
+        self._seconds: dict[str, float] = {}
 
     def add(self, api: str, version: int, seconds: float) -> None:
         key = (api, version)
         self._requests[key] = self._requests.get(key, 0) + 1
-        latency = self._latency.get(api)
-        if latency is None:
-            latency = self._latency[api] = ([0] * (len(self._bounds) + 1), [0.0])
+        buckets = self._buckets.get(api)
+        if buckets is None:
+            buckets = self._buckets[api] = [0] * (len(self._bounds) + 1)
         # The first bucket whose bound is >= seconds, as Prometheus's ``le`` has it.
-        latency[0][bisect.bisect_left(self._bounds, seconds)] += 1
-        latency[1][0] += seconds
+        buckets[bisect.bisect_left(self._bounds, seconds)] += 1
+        self._seconds[api] = self._seconds.get(api, 0.0) + seconds
 
     def collect(self) -> Iterator[CounterMetricFamily | HistogramMetricFamily]:
         requests = CounterMetricFamily("kafka_network_requests", "Requests handled",
@@ -79,12 +80,12 @@ class _RequestTally(Collector):
         latency = HistogramMetricFamily("kafka_network_request_seconds",
                                         "Request handling time", labels=["api"])
         bounds = [floatToGoString(bound) for bound in self._bounds] + ["+Inf"]
-        for api, (counts, total) in list(self._latency.items()):
+        for api, counts in list(self._buckets.items()):
             cumulative, running = [], 0
             for bound, count in zip(bounds, list(counts), strict=True):
                 running += count
                 cumulative.append((bound, running))
-            latency.add_metric([api], cumulative, sum_value=total[0])
+            latency.add_metric([api], cumulative, sum_value=self._seconds.get(api, 0.0))
         yield latency
 
 

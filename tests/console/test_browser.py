@@ -59,12 +59,14 @@ def browser() -> Iterator[webdriver.Chrome]:
         options.add_argument(argument)
     service = webdriver.ChromeService(executable_path=CHROMEDRIVER,
                                       env={**os.environ, "TMPDIR": browser_tmp})
-    driver = webdriver.Chrome(service=service, options=options)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     try:
-        yield driver
+        driver = webdriver.Chrome(service=service, options=options)
+        try:
+            yield driver
+        finally:
+            driver.quit()
     finally:
-        driver.quit()
         shutil.rmtree(browser_tmp, ignore_errors=True)
 
 

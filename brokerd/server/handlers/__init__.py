@@ -15,7 +15,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -39,11 +40,12 @@ class ApiEntry:
     max_version: int
     handle: Handler
     tenancy: ApiNames | None = None
-    # The metrics' label, read on every request: an enum's name is a Python-level property.
-    name: str = field(init=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "name", self.api_key.name.lower())
+    @cached_property
+    def name(self) -> str:
+        """The metrics' label, read on every request: computed once (an enum's name is a
+        Python-level property)."""
+        return self.api_key.name.lower()
 
 
 def _entry(module: ModuleType) -> ApiEntry:
