@@ -1,7 +1,8 @@
 """ResponseWriter: bytes and file regions reach a real socket intact in both modes.
 
 A 4 MiB region is far above the socket buffer, so sendfile hits EAGAIN and the writer must
-fall back, wait for the drain and resume without losing or reordering a byte.
+fall back, wait for the drain and resume without losing or reordering a byte.  Over TCP
+the writer corks the socket around a large response and must uncork it afterwards.
 """
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ class _Forwarder(asyncio.Protocol):
         self.writer.resume_writing()
 
 
+def _tcp_pair() -> tuple[socket.socket, socket.socket]:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        theirs = socket.create_connection(server.getsockname())
+        ours, _ = server.accept()
+    return ours, theirs
+
+
 def _drain_socket(sock: socket.socket, out: bytearray, expected: int) -> None:
     while len(out) < expected:
         chunk = sock.recv(1 << 16)
@@ -41,13 +49,16 @@ def _drain_socket(sock: socket.socket, out: bytearray, expected: int) -> None:
         out += chunk
 
 
+@pytest.mark.parametrize("pair", [socket.socketpair, _tcp_pair], ids=["unix", "tcp"])
 @pytest.mark.parametrize("run", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
 @pytest.mark.parametrize("mode", ["sendfile", "pread"])
-def test_regions_and_bytes_arrive_in_order(tmp_path: Path, mode: str, run: Any) -> None:
+def test_regions_and_bytes_arrive_in_order(tmp_path: Path, mode: str, run: Any,
+                                           pair: Any) -> None:
     content = os.urandom(4 << 20)
     path = tmp_path / "segment.log"
     path.write_bytes(content)
-    ours, theirs = socket.socketpair()
+    ours, theirs = pair()
+    corked_after: list[int] = []
     received = bytearray()
     expected = 3 + (len(content) - 100) + 3 + 1000 + 2
     reader = threading.Thread(target=_drain_socket, args=(theirs, received, expected))
@@ -64,12 +75,15 @@ def test_regions_and_bytes_arrive_in_order(tmp_path: Path, mode: str, run: Any) 
                                   FileRegion(file.fileno(), len(content) - 100, 100)])
             await writer.write([b"abc", regions, b"def", FileRegion(file.fileno(), 0, 1000), b"gh"])
             await writer.drained()
+        if ours.family == socket.AF_INET:
+            corked_after.append(ours.getsockopt(socket.IPPROTO_TCP, socket.TCP_CORK))
         transport.close()
 
     run(scenario())
     reader.join(10)
     theirs.close()
     assert bytes(received) == b"abc" + content[100:] + b"def" + content[:1000] + b"gh"
+    assert corked_after in ([], [0])  # a corked socket would hold the tail back 200 ms
 
 
 def test_region_list_sums_sizes_and_is_expanded(tmp_path: Path) -> None:
