@@ -43,6 +43,7 @@ from bench.acks_all_cpu import profile_brokers
 from bench.density_report import render
 from bench.failover import FAILOVER_PROPERTIES
 from bench.limits import prepare_for
+from bench.measure import process_cpu_seconds
 from bench.replication import throughput
 from bench.report import write_json
 from bench.run_all import RESULTS_DIR, guarded, latency_probe
@@ -103,12 +104,17 @@ def producer_args(linger_ms: int, nice: int = 0) -> tuple[str, ...]:
 def probe(cluster: Cluster, topic: str, rate: int, seconds: float, linger_ms: int,
           producers: int, nice: int = 0) -> dict[str, Any]:
     """One latency run on a fresh RF 3 topic (the consumer reads from offset 0); the
-    producers run ``nice`` lower in priority."""
+    producers run ``nice`` lower in priority.  ``brokers_cpu_s``: the CPU seconds all
+    brokers used over it (the consumer's start included)."""
     cluster.create_topic(topic, 1, 3, config={"min.insync.replicas": "2"})
     leader = cluster.brokers[cluster.leader(topic)].process
     assert leader is not None
-    return latency_probe(cluster.bootstrap, topic, leader.pid, 1024, rate, seconds,
-                         producer_args(linger_ms, nice), producers)
+    brokers = [b.process.pid for b in cluster.brokers.values() if b.process is not None]
+    before = sum(process_cpu_seconds(pid) for pid in brokers)
+    figures = latency_probe(cluster.bootstrap, topic, leader.pid, 1024, rate, seconds,
+                            producer_args(linger_ms, nice), producers)
+    figures["brokers_cpu_s"] = sum(process_cpu_seconds(pid) for pid in brokers) - before
+    return figures
 
 
 def sustained(figures: dict[str, Any], rate: int, seconds: float, p99_bound_ms: float) -> bool:
@@ -124,6 +130,17 @@ def requests_per_second(figures: dict[str, Any]) -> int | None:
     record is its own request); None if any producer's count is missing."""
     rates = figures["producer_request_rates"]
     return None if None in rates else sum(rates)
+
+
+def brokers_cpu_per_request_us(figures: dict[str, Any], seconds: float) -> int | None:
+    """The brokers' CPU per Produce request over a step, leader and followers together,
+    in microseconds: what 10,000 requests/s would cost in cores, divided by 10,000.
+    A slight overestimate (the consumer's start is in the CPU window); None when the
+    requests are unknown."""
+    rate = requests_per_second(figures)
+    if not rate:
+        return None
+    return round(figures["brokers_cpu_s"] * 1e6 / (rate * seconds))
 
 
 def rate_search(cluster: Cluster, linger_ms: int, plan: DensityPlan, name: str = "search",
@@ -148,6 +165,8 @@ def rate_search(cluster: Cluster, linger_ms: int, plan: DensityPlan, name: str =
                       "consumer": figures["consumer"],
                       "producer_rates": figures["producer_rates"],
                       "produce_requests_per_second": requests_per_second(figures),
+                      "brokers_cpu_us_per_request": brokers_cpu_per_request_us(
+                          figures, plan.search_seconds),
                       "producer_cpu": figures["producer"]["client_cpu_share"]})
         if not ok:
             break

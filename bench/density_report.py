@@ -79,7 +79,8 @@ def _default_path_section(section: dict[str, Any], peers: dict[str, Any]) -> lis
             steps = "; ".join(
                 f"{s['rate']:,}/s {s['skipped']}" if "skipped" in s else
                 f"{s['rate']:,}/s ({s['producers']}p, the first {s.get('producer_cpu', '-')} cores, "
-                f"{_requests(s.get('produce_requests_per_second'))}) "
+                f"{_requests(s.get('produce_requests_per_second'))}, brokers "
+                f"{s.get('brokers_cpu_us_per_request', '-')} µs/request) "
                 f"p99 {s['consumer'].get('p99_ms', '-')} ms "
                 f"{'ok' if s['sustained'] else 'MISSED'}" for s in figures["steps"])
             best = (f"{figures['best_rate']:,} records/s" if figures["best_rate"]

@@ -40,7 +40,7 @@ def results() -> dict[str, Any]:
                 {"rate": 2_000, "producers": 1, "sustained": True, "consumer": {"p99_ms": 4}},
                 {"rate": 4_000, "producers": 2, "sustained": False,
                  "consumer": {"p99_ms": 40}, "producer_cpu": 0.35,
-                 "produce_requests_per_second": 1_500}]},
+                 "produce_requests_per_second": 1_500, "brokers_cpu_us_per_request": 620}]},
             "latency linger.ms=5": {"error": "RuntimeError: boom"},
             "ratio": {"acks=all RF=3": {"mb_per_second": 40.0},
                       "acks=1 RF=1": {"mb_per_second": 100.0}, "ratio": 0.4}},
@@ -65,8 +65,9 @@ def results() -> dict[str, Any]:
 def test_report_prints_every_phase_failures_and_ratios_to_peers() -> None:
     text = render(results())
     assert "highest rate with p99 <= 10 ms: 4,000 records/s" in text
-    assert "4,000/s (2p, the first 0.35 cores, 1,500 requests/s) p99 40 ms MISSED" in text
-    assert "2,000/s (1p, the first - cores, requests/s -) p99 4 ms ok" in text
+    assert ("4,000/s (2p, the first 0.35 cores, 1,500 requests/s, brokers 620 µs/request) "
+            "p99 40 ms MISSED") in text
+    assert "2,000/s (1p, the first - cores, requests/s -, brokers - µs/request) p99 4 ms ok" in text
     assert "latency linger.ms=5: FAILED: RuntimeError: boom" in text
     assert "= 0.4" in text
     assert "not attempted: descriptors" in text
@@ -91,6 +92,15 @@ def test_requests_per_second_adds_the_producers_and_is_unknown_if_one_is() -> No
     assert density.requests_per_second({"producer_request_rates": [900, None]}) is None
 
 
+def test_brokers_cpu_per_request_divides_by_the_requests_sent() -> None:
+    figures = {"producer_request_rates": [1_000, 1_000], "brokers_cpu_s": 3.6}
+    assert density.brokers_cpu_per_request_us(figures, 4.0) == 450
+    assert density.brokers_cpu_per_request_us(
+        {**figures, "producer_request_rates": [1_000, None]}, 4.0) is None
+    assert density.brokers_cpu_per_request_us(
+        {**figures, "producer_request_rates": [0]}, 4.0) is None
+
+
 def test_a_spent_search_budget_is_reported_as_a_skipped_step() -> None:
     figures = results()
     figures["default_path"]["search linger.ms=0"]["steps"].append(
@@ -111,7 +121,8 @@ def test_the_linger_0_searches_use_topics_of_their_own(monkeypatch: Any) -> None
         topics.append(topic)
         nices.append(nice)
         return {"consumer": {"records": 0, "p99_ms": 1e9}, "producer_rates": [0],
-                "producer_request_rates": [0], "producer": {"client_cpu_share": 0.1}}
+                "producer_request_rates": [0], "producer": {"client_cpu_share": 0.1},
+                "brokers_cpu_s": 0.0}
 
     monkeypatch.setattr(density, "probe", fake_probe)
     monkeypatch.setattr(density, "throughput", lambda *args: {})
