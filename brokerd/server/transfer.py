@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket as sockets
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,7 +49,7 @@ PREAD_HIGH_WATER_BYTES = 1024 * 1024
 # header, a sendfile and another send for its tail (three syscalls, three TCP segments,
 # up to three wake-ups at the reader) on every acks=all request.
 COALESCE_BYTES = 64 * 1024
-_TCP_FAMILIES = (sockets.AF_INET, sockets.AF_INET6)
+_TCP_FAMILIES = (socket.AF_INET, socket.AF_INET6)
 
 
 def _file_descriptor(region: Any) -> int:
@@ -86,10 +86,11 @@ class ResponseWriter:
         self._transport = transport
         # Under TLS the kernel socket carries ciphertext: sendfile would bypass encryption.
         self._mode = "pread" if transport.get_extra_info("sslcontext") is not None else mode
-        socket = transport.get_extra_info("socket")
-        self._socket_fd = socket.fileno() if socket is not None else -1
-        self._socket = socket if (socket is not None and socket.family in _TCP_FAMILIES
-                                  and hasattr(sockets, "TCP_CORK")) else None
+        sock = transport.get_extra_info("socket")
+        self._socket_fd = sock.fileno() if sock is not None else -1
+        # Only a TCP socket can be corked (see the module doc).
+        self._tcp_socket = sock if (sock is not None and sock.family in _TCP_FAMILIES
+                                    and hasattr(socket, "TCP_CORK")) else None
         self._drained_waiter: asyncio.Future[None] | None = None
         self._paused = False
         self._lost = False
@@ -143,12 +144,12 @@ class ResponseWriter:
     def _cork(self, on: bool) -> bool:
         """Set or clear ``TCP_CORK``; False (and never tried again) where the socket is not
         TCP or refuses it."""
-        if self._socket is None:
+        if self._tcp_socket is None:
             return False
         try:
-            self._socket.setsockopt(sockets.IPPROTO_TCP, sockets.TCP_CORK, int(on))
+            self._tcp_socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, int(on))
         except OSError:
-            self._socket = None
+            self._tcp_socket = None
             return False
         return True
 
