@@ -55,3 +55,20 @@ def test_zero_filled_file_is_inconsistent(tmp_path: Path) -> None:
     path.write_bytes(bytes(36))
     index = TimeIndex(path, 100, 120, preallocate=False)
     assert index.entries == 0 and not index.consistent
+
+
+def test_resizing_keeps_whole_entries_so_an_active_segment_is_not_remapped(tmp_path: Path) -> None:
+    """65,536 bytes (segment.index.bytes) hold 5,461 twelve-byte entries and 4 bytes
+    more: the file stays at whole entries, the size it was preallocated to."""
+    index = make(tmp_path, max_size=65_536)
+    path = tmp_path / "x.timeindex"
+    assert path.stat().st_size == 65_532
+    index.maybe_append(1000, 103)
+    with index as mapping:
+        before = mapping
+    index.resize(65_536)  # what LogSegment.make_active asks for
+    assert path.stat().st_size == 65_532
+    with index as mapping:
+        assert mapping is before  # not unmapped, flushed and mapped again
+    index.trim()
+    assert path.stat().st_size == 12
