@@ -82,7 +82,15 @@ class LocalLog:
         self._clock = clock
         self._on_unflushed = on_unflushed
         self._lock = threading.Lock()
+        created = not directory.exists()
         directory.mkdir(parents=True, exist_ok=True)
+        # Directory entries not yet durable, made so by the next flush, off the event
+        # loop (Kafka's KAFKA-3968): this directory's own, in its log dir, when it is new;
+        # the segment files', after each new segment.  Creating a partition used to fsync
+        # the log dir on the event loop, a journal commit per partition while a burst of
+        # thousands was created (Kafka's first fix for this failed at 9,000 partitions).
+        self._new_directory = created
+        self._new_segments = 1 if created else 0
         self.segments = log_loader.load_segments(
             directory, config, recovery_point, clean_shutdown, initial_offset, self.now_ms()
         )
@@ -181,6 +189,7 @@ class LocalLog:
             created_ms=self.now_ms(),
         )
         self.segments.add(segment)
+        self._new_segments += 1
         self._on_unflushed()
         return segment
 
@@ -311,9 +320,10 @@ class LocalLog:
         )
 
     def flush(self) -> FlushTarget:
-        """fsync every segment holding data between the recovery point and the log end;
-        the recovery point moves only at :meth:`mark_flushed` with the returned target.
-        Safe in a worker thread (module docstring)."""
+        """fsync every segment holding data between the recovery point and the log end,
+        then the directories holding entries created since the last flush; the recovery
+        point moves only at :meth:`mark_flushed` with the returned target.  Safe in a
+        worker thread (module docstring)."""
         with self._lock:
             target = FlushTarget(self.log_end_offset, self._appended_messages, self._truncations)
             dirty = [
@@ -321,12 +331,29 @@ class LocalLog:
                 for segment in self.segments.snapshot()
                 if segment.next_offset > self._recovery_point
             ]
+            new_segments, new_directory = self._new_segments, self._new_directory
         for segment in dirty:
             try:
                 segment.flush()
             except ValueError:
                 pass  # closed meanwhile: its segment was deleted and needs no durability
+        self._sync_directories(new_segments, new_directory)
         return target
+
+    def _sync_directories(self, new_segments: int, new_directory: bool) -> None:
+        """fsync this directory if ``new_segments`` were created in it, and its log dir if
+        it is ``new_directory``; entries created meanwhile stay owed to the next flush."""
+        try:
+            if new_segments:
+                fsync_directory(self.directory)
+            if new_directory:
+                fsync_directory(self.directory.parent)
+        except FileNotFoundError:
+            return  # renamed for deletion meanwhile: nothing left to make durable
+        with self._lock:
+            self._new_segments -= new_segments
+            if new_directory:
+                self._new_directory = False
 
     def mark_flushed(self, target: FlushTarget) -> None:
         """Publish what :meth:`flush` made durable: the recovery point moves to its

@@ -165,7 +165,6 @@ class LogManager:
             clock=self._clock,
             on_unflushed=self._reporter(key),
         )
-        fsync_directory(log_dir)
         self._logs[key] = log
         self._dir_of[key] = log_dir
         return log

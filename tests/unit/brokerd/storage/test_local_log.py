@@ -4,8 +4,10 @@ flush/recovery-point handshake, with batches whose offsets are already final (no
 
 from pathlib import Path
 
+import pytest
+
 from brokerd.protocol.records import build_batch, iter_batches
-from brokerd.storage import LogConfig
+from brokerd.storage import LogConfig, local_log
 from brokerd.storage.local_log import LocalLog
 
 from .conftest import NOW_MS, FakeClock
@@ -123,3 +125,39 @@ def test_close_then_reopen_clean_trusts_everything(tmp_path: Path, clock: FakeCl
     assert reopened.read(0, 6, 1 << 20, True).read() == written
     unclean = open_local(tmp_path / "other", clock, clean=False)
     assert unclean.log_end_offset == unclean.recovery_point == 0
+
+
+def test_the_flush_makes_new_directory_entries_durable_not_the_creation(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new partition directory costs no fsync when created (the event loop creates
+    thousands at once); the first flush fsyncs it and its log dir, a flush after a roll
+    fsyncs it again, and a flush with nothing new fsyncs no directory."""
+    synced: list[Path] = []
+    monkeypatch.setattr(local_log, "fsync_directory", synced.append)
+    local = open_local(tmp_path, clock)
+    assert synced == []
+    append(local, 2)
+    local.mark_flushed(local.flush())
+    assert synced == [tmp_path / "t-0", tmp_path]
+    append(local, 2)
+    local.mark_flushed(local.flush())
+    assert synced == [tmp_path / "t-0", tmp_path]
+    local.roll()
+    local.mark_flushed(local.flush())
+    assert synced == [tmp_path / "t-0", tmp_path, tmp_path / "t-0"]
+    local.close()
+    synced.clear()
+    reopened = open_local(tmp_path, clock)
+    reopened.mark_flushed(reopened.flush())
+    assert synced == []  # an existing directory's entries were made durable before
+
+
+def test_a_directory_renamed_away_before_the_flush_is_no_error(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    local = open_local(tmp_path, clock)
+    append(local, 1)
+    (tmp_path / "t-0").rename(tmp_path / "t-0.deleted")
+    local.mark_flushed(local.flush())
+    assert local.recovery_point == 1
