@@ -150,14 +150,19 @@ class ReplicaManager:
     def stop_replica(self, topic: str, partition: int, delete: bool) -> None:
         """Stop hosting a partition; ``delete`` removes its log (topic deleted, or this
         broker is no longer one of its replicas)."""
-        hosted = self._partitions.pop((topic, partition), None)
-        self.fetchers.forget((topic, partition))
-        self._isr_retry_at_ms.pop((topic, partition), None)
-        if hosted is not None:
-            hosted.stop()
+        self.stop_replicas([(topic, partition)], delete)
+
+    def stop_replicas(self, keys: list[tuple[str, int]], delete: bool) -> None:
+        """Stop hosting ``keys``; ``delete`` removes their logs in one batch (a deleted
+        topic's partitions: see ``LogManager.delete_many``)."""
+        for key in keys:
+            hosted = self._partitions.pop(key, None)
+            self.fetchers.forget(key)
+            self._isr_retry_at_ms.pop(key, None)
+            if hosted is not None:
+                hosted.stop()
         if delete:
-            if hosted is not None or self.log_manager.get(topic, partition) is not None:
-                self.log_manager.delete(topic, partition)
+            self.log_manager.delete_many(keys)
 
     def take_offline(self, keys: list[tuple[str, int]]) -> None:
         """Their log dir failed: stop hosting them (parked acks=all waits fail as

@@ -117,9 +117,11 @@ class Reconciler:
                       exc_info=task.exception())
 
     def _drop_topic(self, name: str) -> None:
-        for gone in self.replicas.partitions():
-            if gone.topic == name:
-                self._stop_replica(name, gone.index)
+        gone = [(name, hosted.index) for hosted in self.replicas.partitions()
+                if hosted.topic == name]
+        self.replicas.stop_replicas(gone, delete=True)
+        for key in gone:
+            self._applied.pop(key, None)
 
     def _stop_replica(self, name: str, partition: int) -> None:
         self.replicas.stop_replica(name, partition, delete=True)

@@ -364,6 +364,16 @@ class LocalLog:
             self._flushed_messages = max(self._flushed_messages, target.messages)
             self._last_flush_ms = self.now_ms()
 
+    def delete_files(self) -> None:
+        """Release and unlink every segment, pending deletions included, trimming nothing
+        (trimming an index msyncs it: most of the time of deleting a topic's logs)."""
+        with self._lock:
+            for _, segment in self._pending_deletes:
+                segment.delete()
+            self._pending_deletes = []
+            for segment in self.segments:
+                segment.delete()
+
     def close(self) -> None:
         """Release every file: pending deletions now, live segments trimmed and closed
         (the caller flushed first if it wants a clean shutdown)."""

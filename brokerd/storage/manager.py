@@ -32,7 +32,7 @@ import shutil
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from brokerd.storage.checkpoint import (
@@ -194,18 +194,35 @@ class LogManager:
 
     def delete(self, topic: str, partition: int) -> bool:
         """Close and remove the partition's log; False if this broker has none."""
-        key = (topic, partition)
-        log = self._logs.pop(key, None)
-        if log is None:
-            return False
-        log_dir = self._dir_of.pop(key)
-        log.close()
-        doomed = log.directory.with_name(f"{log.directory.name}.{uuid.uuid4().hex}{_DELETE_SUFFIX}")
-        log.directory.rename(doomed)
-        fsync_directory(log_dir)
-        self._write_checkpoints(log_dir)
-        shutil.rmtree(doomed, ignore_errors=True)
-        return True
+        return bool(self.delete_many([(topic, partition)]))
+
+    def delete_many(self, keys: Iterable[TopicPartition]) -> list[TopicPartition]:
+        """Close and remove the logs of ``keys`` this broker has; return those it had.
+
+        Why together: each log dir's checkpoints list all its logs, so rewriting them
+        (and fsyncing the log dir) per deleted partition made deleting a topic quadratic
+        on the event loop: 1,500 partitions took 8.8 s, 81 % of it rewriting checkpoints.
+        Kafka deletes a batch the same way.  A deleted log is not flushed: its data is
+        going (the rename makes that durable first)."""
+        doomed: dict[Path, list[Path]] = {}
+        deleted = []
+        for key in keys:
+            log = self._logs.pop(key, None)
+            if log is None:
+                continue
+            log_dir = self._dir_of.pop(key)
+            log.delete_files()
+            renamed = log.directory.with_name(
+                f"{log.directory.name}.{uuid.uuid4().hex}{_DELETE_SUFFIX}")
+            log.directory.rename(renamed)
+            doomed.setdefault(log_dir, []).append(renamed)
+            deleted.append(key)
+        for log_dir, directories in doomed.items():
+            fsync_directory(log_dir)
+            self._write_checkpoints(log_dir)
+            for directory in directories:
+                shutil.rmtree(directory, ignore_errors=True)
+        return deleted
 
     # -- periodic hooks -----------------------------------------------------------------
     def enforce_retention(self, now_ms: int) -> int:

@@ -63,6 +63,27 @@ def test_create_describe_alter_grow_delete_topic(broker: BrokerProcess, zk: obje
     assert not (broker.log_dir / "admin-t-3").exists()
 
 
+def test_a_topic_deleted_and_created_again_starts_empty(broker: BrokerProcess) -> None:
+    """Its partitions' logs go in one batch with the topic; the new topic of the same
+    name starts at offset 0 with nothing of the old one in it."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    wait(admin.create_topics([NewTopic("again-t", 8, 1)]))
+    for partition in (0, 7):
+        assert produce(broker.bootstrap, "again-t", 5, partition=partition) == list(range(5))
+    wait(admin.delete_topics(["again-t"]))
+    deadline = time.monotonic() + 10
+    while any(broker.log_dir.glob("again-t-*")):
+        assert time.monotonic() < deadline, sorted(broker.log_dir.glob("again-t-*"))
+        time.sleep(0.05)
+    wait(admin.create_topics([NewTopic("again-t", 8, 1)]))
+    assert produce(broker.bootstrap, "again-t", 3, partition=7) == [0, 1, 2]
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "again"})
+    for partition, end in ((0, 0), (7, 3)):
+        assert consumer.get_watermark_offsets(
+            TopicPartition("again-t", partition), timeout=5) == (0, end)
+    consumer.close()
+
+
 def test_describe_cluster_and_delete_records(broker: BrokerProcess) -> None:
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     cluster = admin.describe_cluster().result(10)

@@ -1,6 +1,9 @@
 from pathlib import Path
 
+import pytest
+
 from brokerd.storage import LogConfig, LogManager
+from brokerd.storage import manager as manager_module
 from brokerd.storage.checkpoint import read_offset_checkpoint
 
 from .conftest import FakeClock, batch, commit
@@ -104,3 +107,33 @@ def test_periodic_hooks(tmp_path: Path, clock: FakeClock) -> None:
     logs.delete_expired_files(clock.now_ms)
     segment_files = sorted(p.name for p in log.directory.iterdir() if p.name.startswith("0"))
     assert segment_files == [f"{2:020d}{suffix}" for suffix in (".index", ".log", ".timeindex")]
+
+
+def test_a_batch_of_deletions_rewrites_each_log_dirs_checkpoints_once(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deleting a topic's partitions together: every log goes, partitions not hosted are
+    skipped, and each log dir's three checkpoints are written once for the batch (once
+    per partition made deleting a large topic quadratic)."""
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    logs = manager(dirs, clock)
+    for partition in range(6):
+        logs.get_or_create("t", partition).append_as_leader(batch(1), 0)
+    logs.get_or_create("kept", 0)
+    written: list[Path] = []
+    real_write = manager_module.write_offset_checkpoint
+
+    def counted_write(path: Path, offsets: dict[tuple[str, int], int]) -> None:
+        written.append(path)
+        real_write(path, offsets)
+
+    monkeypatch.setattr(manager_module, "write_offset_checkpoint", counted_write)
+    gone = logs.delete_many([("t", p) for p in range(7)])
+    assert gone == [("t", p) for p in range(6)]  # ("t", 6) was never hosted
+    assert sorted(written) == sorted(d / name for d in dirs for name in (
+        "recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
+        "replication-offset-checkpoint"))
+    assert sorted(logs.all_logs()) == [("kept", 0)]
+    assert [p.name for d in dirs for p in d.iterdir() if p.is_dir()] == ["kept-0"]
+    assert read_offset_checkpoint(dirs[0] / "log-start-offset-checkpoint") == {("kept", 0): 0}
+    assert read_offset_checkpoint(dirs[1] / "log-start-offset-checkpoint") == {}
