@@ -364,15 +364,16 @@ class LocalLog:
             self._flushed_messages = max(self._flushed_messages, target.messages)
             self._last_flush_ms = self.now_ms()
 
-    def delete_files(self) -> None:
-        """Release and unlink every segment, pending deletions included, trimming nothing
-        (trimming an index msyncs it: most of the time of deleting a topic's logs)."""
+    def discard(self) -> None:
+        """Release every segment's files, pending deletions included, without trimming,
+        syncing or unlinking anything: the directory is being removed whole (trimming an
+        index msyncs it, most of the time deleting a topic's logs took)."""
         with self._lock:
             for _, segment in self._pending_deletes:
-                segment.delete()
+                segment.discard()
             self._pending_deletes = []
             for segment in self.segments:
-                segment.delete()
+                segment.discard()
 
     def close(self) -> None:
         """Release every file: pending deletions now, live segments trimmed and closed

@@ -397,9 +397,9 @@ class Log:
         """Release the files without flushing or writing anything (its log dir failed)."""
         self._local.close()
 
-    def delete_files(self) -> None:
-        """The partition is being deleted: release and unlink its segments without
-        flushing or trimming anything, after waiting for a leader-epoch checkpoint still
-        being written (it could otherwise land in a new log of the same name)."""
+    def discard(self) -> None:
+        """The partition is being deleted: release its files without flushing, trimming
+        or unlinking anything, after waiting for a leader-epoch checkpoint still being
+        written (it could otherwise land in a new log of the same name)."""
         self.leader_epoch_cache.flush()
-        self._local.delete_files()
+        self._local.discard()

@@ -409,6 +409,12 @@ class LogSegment:
         self._file.rename(renamed(self.log_path))
         self.suffix = suffix
 
+    def discard(self) -> None:
+        """Release the files without trimming, syncing or unlinking anything: the whole
+        partition directory is being removed."""
+        for held in (self._file, self.offset_index, self.time_index):
+            held.retire()
+
     def delete(self) -> None:
         self.offset_index.delete()
         self.time_index.delete()

@@ -7,6 +7,7 @@ import pytest
 from brokerd.storage import Log, LogConfig, leader_epoch
 from brokerd.storage.checkpoint import read_epoch_checkpoint
 from brokerd.storage.checkpoint_writer import CheckpointWriter, replace_files
+from brokerd.storage.directory_remover import DIRECTORY_REMOVER
 from brokerd.storage.leader_epoch import LeaderEpochCache
 from brokerd.storage.manager import LogManager
 
@@ -175,4 +176,5 @@ def test_deleting_a_log_with_a_pending_epoch_write_writes_nothing_afterwards(
     deleting.join(10)
     assert not deleting.is_alive()
     assert held.directory_existed == [True]
+    DIRECTORY_REMOVER.wait()  # the renamed directory is removed in the background
     assert [p.name for p in (tmp_path / "data").iterdir() if p.is_dir()] == []

@@ -5,6 +5,7 @@ import pytest
 from brokerd.storage import LogConfig, LogManager
 from brokerd.storage import manager as manager_module
 from brokerd.storage.checkpoint import read_offset_checkpoint
+from brokerd.storage.directory_remover import DIRECTORY_REMOVER
 
 from .conftest import FakeClock, batch, commit
 from .helpers import manager, offsets, read_all
@@ -134,6 +135,8 @@ def test_a_batch_of_deletions_rewrites_each_log_dirs_checkpoints_once(
         "recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
         "replication-offset-checkpoint"))
     assert sorted(logs.all_logs()) == [("kept", 0)]
+    assert not any(any(d.glob("t-*[0-9]")) for d in dirs)  # renamed at once
+    DIRECTORY_REMOVER.wait()  # and removed in the background
     assert [p.name for d in dirs for p in d.iterdir() if p.is_dir()] == ["kept-0"]
     assert read_offset_checkpoint(dirs[0] / "log-start-offset-checkpoint") == {("kept", 0): 0}
     assert read_offset_checkpoint(dirs[1] / "log-start-offset-checkpoint") == {}
