@@ -367,7 +367,8 @@ class LocalLog:
     def discard(self) -> None:
         """Release every segment's files, pending deletions included, without trimming,
         syncing or unlinking anything: the directory is being removed whole (trimming an
-        index msyncs it, most of the time deleting a topic's logs took)."""
+        index msyncs it, most of the time deleting a topic's logs took), or its disk
+        failed (loading at the next start rebuilds what was left untrimmed)."""
         with self._lock:
             for _, segment in self._pending_deletes:
                 segment.discard()

@@ -394,12 +394,6 @@ class Log:
         self._local.close()
 
     def close_files(self) -> None:
-        """Release the files without flushing or writing anything (its log dir failed)."""
-        self._local.close()
-
-    def discard(self) -> None:
-        """The partition is being deleted: release its files without flushing, trimming
-        or unlinking anything, after waiting for a leader-epoch checkpoint still being
-        written (it could otherwise land in a new log of the same name)."""
-        self.leader_epoch_cache.flush()
+        """Release the files without flushing or writing anything (its log dir failed, or
+        the partition is being deleted)."""
         self._local.discard()
