@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 
@@ -29,7 +29,12 @@ PARTITIONS, FIRST, MORE = 4, 100, 60
 class Members:
     """Two consumer-protocol members, polled from one thread (confluent-kafka consumers are
     not shared across threads): they read and commit everything, and on ``pause`` stop
-    fetching while staying in the group, so records produced afterwards are lag."""
+    fetching while staying in the group, so records produced afterwards are lag.
+
+    A commit sent while the group moves to a new epoch can carry the member's previous
+    epoch and be refused with STALE_MEMBER_EPOCH (Kafka's rule before KIP-1251), as any
+    application may see during a rebalance: the member commits that record again after
+    its next poll, which brings its new epoch."""
 
     def __init__(self, config: dict) -> None:
         self.config, self.read = config, 0
@@ -43,6 +48,8 @@ class Members:
                                "enable.auto.commit": False,
                                **({"group.instance.id": "kip-static-1"} if i == 1 else {})})
                      for i in (1, 2)]
+        # Per consumer, the offsets read but not committed yet (a commit was refused).
+        uncommitted: list[dict[tuple[str, int], TopicPartition]] = [{} for _ in consumers]
         try:
             for consumer in consumers:
                 consumer.subscribe(["orders"])
@@ -51,18 +58,36 @@ class Members:
                     for consumer in consumers:
                         consumer.pause(consumer.assignment())
                     self.paused.set()
-                for consumer in consumers:
+                for index, consumer in enumerate(consumers):
                     message = consumer.poll(0.1)
-                    if message is None:
-                        continue
-                    if message.error():
+                    if message is not None and message.error():
                         self.errors.append(str(message.error()))
                         continue
-                    self.read += 1
-                    consumer.commit(message=message, asynchronous=False)
+                    if message is not None:
+                        self.read += 1
+                        uncommitted[index][(message.topic(), message.partition())] = (
+                            TopicPartition(message.topic(), message.partition(),
+                                           message.offset() + 1))
+                    if uncommitted[index]:
+                        self._commit(consumer, uncommitted[index])
         finally:
             for consumer in consumers:
                 consumer.close()
+
+    @staticmethod
+    def _commit(consumer: Consumer, uncommitted: dict[tuple[str, int], TopicPartition]) -> None:
+        owned = {(tp.topic, tp.partition) for tp in consumer.assignment()}
+        for moved in uncommitted.keys() - owned:  # its new owner reads and commits it
+            del uncommitted[moved]
+        if not uncommitted:
+            return
+        try:
+            consumer.commit(offsets=list(uncommitted.values()), asynchronous=False)
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.STALE_MEMBER_EPOCH:
+                raise
+            return  # tried again after the next poll
+        uncommitted.clear()
 
     def __enter__(self) -> Members:
         self.thread.start()
