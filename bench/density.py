@@ -188,6 +188,11 @@ def default_path(cluster: Cluster, plan: DensityPlan) -> dict[str, Any]:
         rate_search, cluster, 0, several, "search-several"))
     results[f"search linger.ms=0, several producers at nice {plan.client_nice}"] = guarded(
         partial(rate_search, cluster, 0, several, "search-several-nice", plan.client_nice))
+    # The same several-producer searches against a broker that does no work: what the
+    # producers and the cheapest Python answer leave of the target on this machine.
+    from bench import request_ceiling  # it imports this module's search settings
+
+    results["ceiling"] = guarded(partial(request_ceiling.measure, plan))
     results["ratio"] = guarded(partial(throughput, cluster, plan.ratio_records,
                                        plan.ratio_seconds))
     return results

@@ -87,6 +87,7 @@ def _default_path_section(section: dict[str, Any], peers: dict[str, Any]) -> lis
                     else "none, the first step missed")
             lines.append(f"  {key}: highest rate with p99 <= {figures['p99_bound_ms']:g} ms: "
                          f"{best}  [{steps}]")
+    lines += _ceiling_lines(section)
     ratio_figures = section.get("ratio", {})
     if "error" in ratio_figures:
         lines.append(f"  throughput ratio: FAILED: {_short(ratio_figures['error'])}")
@@ -97,6 +98,30 @@ def _default_path_section(section: dict[str, Any], peers: dict[str, Any]) -> lis
                      f"{ratio_figures.get('ratio')} ({ratio_figures.get('partitions')} "
                      f"partitions; brokers' memory: {ratio_figures.get('brokers_memory')})")
     return lines + [""]
+
+
+def _ceiling_lines(section: dict[str, Any]) -> list[str]:
+    """The several-producer searches against the null broker (``bench.request_ceiling``),
+    each beside the cluster's search at the same priority, as ours / ceiling."""
+    ceiling = section.get("ceiling", {})
+    if "error" in ceiling:
+        return [f"  ceiling (null broker): FAILED: {_short(ceiling['error'])}"]
+    lines = []
+    for key, figures in ceiling.items():
+        nice = figures["nice"]
+        ours = section.get("search linger.ms=0, several producers"
+                           + (f" at nice {nice}" if nice else ""), {})
+        top = [s for s in figures["steps"] if s.get("sustained")][-1:]
+        requests = _requests(top[0]["produce_requests_per_second"]) if top else "-"
+        ratio = (f"{ours['best_rate'] / figures['best_rate']:.2f}"
+                 if figures["best_rate"] and "best_rate" in ours else "-")
+        lines.append(f"  ceiling, {key} against a null broker (produce round trip p99 <= "
+                     f"{figures['p99_bound_ms']:g} ms): {figures['best_rate']:,} records/s "
+                     f"({requests}; producers "
+                     f"{top[0]['producers_cores'] if top else '-'} cores, null broker "
+                     f"{top[0]['null_broker_cpu_us_per_request'] if top else '-'} µs/request)"
+                     f"; ours / ceiling = {ratio}")
+    return lines
 
 
 def _partitions_section(section: dict[str, Any]) -> list[str]:

@@ -95,21 +95,37 @@ class ProduceRequests:
         return self.sent if self.reports > seen else None
 
 
+class Deliveries:
+    """The produce round trip of each record (send to its delivery report), from the
+    stamp in its payload: end-to-end latency without the consumer's part."""
+
+    def __init__(self) -> None:
+        self.latencies_ms: list[float] = []
+
+    def on_delivery(self, error: Any, message: Any) -> None:
+        stamp = read_stamp(message.value())
+        if error is None and stamp != WARM_UP_STAMP:
+            self.latencies_ms.append((time.time_ns() - stamp) / 1e6)
+
+
 def produce(bootstrap: str, topic: str, size: int, rate: int, seconds: float,
-            broker_pid: int, config: dict[str, Any] | None = None, nice: int = 0
-            ) -> dict[str, Any]:
+            broker_pid: int, config: dict[str, Any] | None = None, nice: int = 0,
+            delivery_latency: bool = False) -> dict[str, Any]:
     """Send ``rate * seconds`` records at a fixed rate: sleep until the next record is
     due, then send every record due by now (``rate * elapsed``), so a late wake-up
     catches up instead of lowering the rate.  Records are due one at a time, so at
     ``linger.ms=0`` each can be a request of its own (with a fixed 1 ms sleep two were due
     per wake-up at 2,000/s and left together: ~950 requests/s).  ``config`` defaults to
     :func:`producer_config`'s defaults; ``nice`` lowers this process's priority first
-    (see the module doc)."""
+    (see the module doc); ``delivery_latency`` adds each record's produce round trip
+    (``delivery``: a Python callback per record, so the client costs a little more)."""
     os.nice(nice)
     requests = ProduceRequests()
+    deliveries = Deliveries() if delivery_latency else None
     producer = Producer({"bootstrap.servers": bootstrap, **(config or producer_config()),
                          "statistics.interval.ms": STATS_INTERVAL_MS,
-                         "stats_cb": requests.on_statistics})
+                         "stats_cb": requests.on_statistics,
+                         **({"on_delivery": deliveries.on_delivery} if deliveries else {})})
     producer.produce(topic, stamped_payload(WARM_UP_STAMP, size), partition=0)
     producer.flush(10)
     total = int(rate * seconds)
@@ -130,6 +146,7 @@ def produce(bootstrap: str, topic: str, size: int, rate: int, seconds: float,
             "produce_requests": produce_requests,
             "requests_per_second": (None if produce_requests is None
                                     else round(produce_requests / window.seconds)),
+            **({"delivery": summarise(deliveries.latencies_ms)} if deliveries else {}),
             **window.as_dict()}
 
 
@@ -191,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="lower the CPU priority by this much (produce)")
     parser.add_argument("--idempotence", action="store_true",
                         help="enable.idempotence=true; needs --acks all (produce)")
+    parser.add_argument("--delivery-latency", action="store_true",
+                        help="report each record's produce round trip (produce)")
     args = parser.parse_args(argv)
     if args.mode == "produce":
         try:
@@ -198,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             parser.error(str(exc))
         result = produce(args.bootstrap, args.topic, args.size, args.rate, args.seconds,
-                         args.broker_pid, config, args.nice)
+                         args.broker_pid, config, args.nice, args.delivery_latency)
     else:
         result = consume(args.bootstrap, args.topic, args.count, args.max_seconds)
     print(json.dumps(result), flush=True)

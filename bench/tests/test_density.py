@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from bench import density
+from bench import density, request_ceiling
 from bench.density import sustained
 from bench.density_report import render
 
@@ -42,6 +42,16 @@ def results() -> dict[str, Any]:
                  "consumer": {"p99_ms": 40}, "producer_cpu": 0.35,
                  "produce_requests_per_second": 1_500, "brokers_cpu_us_per_request": 620}]},
             "latency linger.ms=5": {"error": "RuntimeError: boom"},
+            "search linger.ms=0, several producers": {"best_rate": 4_000, "p99_bound_ms": 20.0,
+                                                      "steps": []},
+            "ceiling": {"several producers at nice 0": {
+                "best_rate": 8_000, "p99_bound_ms": 20.0, "nice": 0, "steps": [
+                    {"rate": 8_000, "sustained": True, "produce_requests_per_second": 7_100,
+                     "producers_cores": 0.93, "null_broker_cpu_us_per_request": 105},
+                    {"rate": 10_000, "sustained": False}]},
+                "several producers at nice 10": {
+                    "best_rate": 0, "p99_bound_ms": 20.0, "nice": 10, "steps": [
+                        {"rate": 2_000, "sustained": False}]}},
             "ratio": {"acks=all RF=3": {"mb_per_second": 40.0},
                       "acks=1 RF=1": {"mb_per_second": 100.0}, "ratio": 0.4}},
         "partitions": {
@@ -76,6 +86,12 @@ def test_report_prints_every_phase_failures_and_ratios_to_peers() -> None:
     assert "ratio p50 4.00, p99 3.00" in text  # ours 2.0 / 0.5 and 9.0 / 3.0
     assert "ratio 0.80 (acks=all), 2.00 (acks=1)" in text
     assert "Redis Streams: FAILED: ConnectionError: refused" in text
+    assert ("ceiling, several producers at nice 0 against a null broker (produce round trip "
+            "p99 <= 20 ms): 8,000 records/s (7,100 requests/s; producers 0.93 cores, null "
+            "broker 105 µs/request); ours / ceiling = 0.50") in text
+    assert ("several producers at nice 10 against a null broker (produce round trip p99 <= "
+            "20 ms): 0 records/s (-; producers - cores, null broker - µs/request); "
+            "ours / ceiling = -") in text  # nothing sustained, and no search of ours
 
 
 def test_a_failure_carrying_a_broker_log_is_cut_to_its_first_line() -> None:
@@ -126,6 +142,7 @@ def test_the_linger_0_searches_use_topics_of_their_own(monkeypatch: Any) -> None
 
     monkeypatch.setattr(density, "probe", fake_probe)
     monkeypatch.setattr(density, "throughput", lambda *args: {})
+    monkeypatch.setattr(request_ceiling, "measure", lambda plan: {})
     plan = density.DensityPlan(lingers_ms=(0,))
     density.default_path(cast(Any, None), plan)
     # the latency probe and each search's first step (which misses its bound)

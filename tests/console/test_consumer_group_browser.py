@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from typing import cast
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
@@ -65,9 +66,9 @@ class Members:
                         continue
                     if message is not None:
                         self.read += 1
-                        uncommitted[index][(message.topic(), message.partition())] = (
-                            TopicPartition(message.topic(), message.partition(),
-                                           message.offset() + 1))
+                        topic, partition = cast(str, message.topic()), cast(int, message.partition())
+                        uncommitted[index][(topic, partition)] = TopicPartition(
+                            topic, partition, cast(int, message.offset()) + 1)
                     if uncommitted[index]:
                         self._commit(consumer, uncommitted[index])
         finally:
