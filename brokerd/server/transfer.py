@@ -23,6 +23,10 @@ the sender's ``send``): py-spy put 13 % of a leader's samples in that one header
 during the acks=all throughput phase (``bench.replication_cpu``), where every follower
 fetch returns about a megabyte.
 
+The cork is set through a socket object made once per connection, on a duplicate of its
+descriptor (uvloop's transport socket makes a new Python socket object for every
+``setsockopt``).
+
 The transport's write-buffer limits are set to 0 so that ``pause_writing`` /
 ``resume_writing`` report exactly "buffer non-empty" / "buffer empty".
 
@@ -88,9 +92,11 @@ class ResponseWriter:
         self._mode = "pread" if transport.get_extra_info("sslcontext") is not None else mode
         sock = transport.get_extra_info("socket")
         self._socket_fd = sock.fileno() if sock is not None else -1
-        # Only a TCP socket can be corked (see the module doc).
-        self._tcp_socket = sock if (sock is not None and sock.family in _TCP_FAMILIES
-                                    and hasattr(socket, "TCP_CORK")) else None
+        # Only a TCP socket can be corked (see the module doc), through a socket object of
+        # our own made at the first cork (:meth:`_cork`).
+        self._corkable = (sock is not None and sock.family in _TCP_FAMILIES
+                          and hasattr(socket, "TCP_CORK"))
+        self._cork_socket: socket.socket | None = None
         self._drained_waiter: asyncio.Future[None] | None = None
         self._paused = False
         self._lost = False
@@ -108,6 +114,7 @@ class ResponseWriter:
     def connection_lost(self) -> None:
         self._lost = True
         self._wake()
+        self._close_cork_socket()
 
     def _wake(self) -> None:
         if self._drained_waiter is not None and not self._drained_waiter.done():
@@ -143,15 +150,29 @@ class ResponseWriter:
 
     def _cork(self, on: bool) -> bool:
         """Set or clear ``TCP_CORK``; False (and never tried again) where the socket is not
-        TCP or refuses it."""
-        if self._tcp_socket is None:
+        TCP or refuses it.
+
+        The option is set through one socket object per connection, on a duplicate of the
+        transport's descriptor: uvloop's transport socket builds and detaches a new Python
+        socket object for every ``setsockopt`` (with a ``getsockname`` each time), twice per
+        large response.  The duplicate is ours to close, so a writer dropped without
+        :meth:`connection_lost` can never close a descriptor the transport still owns."""
+        if not self._corkable:
             return False
         try:
-            self._tcp_socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, int(on))
+            if self._cork_socket is None:
+                self._cork_socket = socket.socket(fileno=os.dup(self._socket_fd))
+            self._cork_socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, int(on))
         except OSError:
-            self._tcp_socket = None
+            self._corkable = False
+            self._close_cork_socket()
             return False
         return True
+
+    def _close_cork_socket(self) -> None:
+        if self._cork_socket is not None:
+            self._cork_socket.close()
+            self._cork_socket = None
 
     def _write_copied(self, pieces: list[Any]) -> None:
         """A small response as one write: its regions read into memory (short ones

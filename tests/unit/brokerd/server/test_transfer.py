@@ -119,3 +119,41 @@ def test_a_small_response_is_copied_whole_and_pads_a_truncated_region(tmp_path: 
     reader.join(10)
     theirs.close()
     assert bytes(received) == b"ab" + b"2345" + b"23456789" + bytes(4) + b"z"
+
+
+def test_the_cork_socket_is_made_once_and_closed_with_the_connection(tmp_path: Path) -> None:
+    """Two large responses over TCP (uvloop, as brokers run): one descriptor of the writer's
+    own sets the cork for both, and it is closed when the connection is lost, while the
+    transport's descriptor is the transport's to close."""
+    content = os.urandom(256 * 1024)
+    path = tmp_path / "segment.log"
+    path.write_bytes(content)
+    ours, theirs = _tcp_pair()
+    received = bytearray()
+    reader = threading.Thread(target=_drain_socket, args=(theirs, received, 2 * len(content)))
+    reader.start()
+    cork_descriptors: list[int] = []
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        protocol = _Forwarder()
+        transport, _ = await loop.connect_accepted_socket(lambda: protocol, ours)
+        writer = protocol.writer = ResponseWriter(transport, "sendfile")  # type: ignore[arg-type]
+        with path.open("rb") as file:
+            for _ in range(2):
+                await writer.write([FileRegion(file.fileno(), 0, len(content))])
+                assert writer._cork_socket is not None
+                cork_descriptors.append(writer._cork_socket.fileno())
+            await writer.drained()
+        writer.connection_lost()
+        assert writer._cork_socket is None
+        with pytest.raises(OSError):
+            os.fstat(cork_descriptors[0])  # closed
+        os.fstat(ours.fileno())  # still open: the transport's
+        transport.close()
+
+    uvloop.run(scenario())
+    reader.join(10)
+    theirs.close()
+    assert bytes(received) == content * 2
+    assert len(set(cork_descriptors)) == 1 and cork_descriptors[0] != ours.fileno()
