@@ -13,7 +13,7 @@ size that the socket fills directly, which is then the frame itself.  Through
 ``bytes`` chunk, the reader's ``bytearray``, ``readexactly``'s result), the largest CPU
 cost a follower had per replicated megabyte after the kernel's own.  A caller may hand
 :meth:`InterBrokerConnection.request` a hand-written codec for its message (the fetcher's
-Fetch v12, :mod:`brokerd.replication.fetch_codec`; the controller's LeaderAndIsr)
+Fetch v12, :mod:`brokerd.protocol.fetch_v12`; the controller's LeaderAndIsr)
 instead of the generic one.
 
 Every failure surfaces as :class:`ConnectionError` with the reason, and the connection is
@@ -115,7 +115,7 @@ class InterBrokerConnection:
                         extra_wait_s: float = 0.0, codec: Any = None) -> dict[str, Any]:
         """One round trip; ``codec``: a module with ``encode_request(correlation_id,
         client_id, body)`` and ``decode_response(frame)`` for this api and version
-        (:mod:`~brokerd.replication.fetch_codec`), else the generic codec."""
+        (:mod:`~brokerd.protocol.fetch_v12`), else the generic codec."""
         self._correlation_id += 1
         correlation_id = self._correlation_id
         protocol = self._protocol

@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from brokerd.protocol import ApiKey, ErrorCode
-from brokerd.replication import fetch_codec, rules
+from brokerd.protocol import ApiKey, ErrorCode, fetch_v12
+from brokerd.replication import rules
 from brokerd.replication.client import PLAINTEXT_LINK, InterBrokerConnection, InterBrokerLink
 from brokerd.replication.fetch_sessions import INITIAL_EPOCH, INVALID_SESSION_ID, next_epoch
 from brokerd.replication.partition import NO_LEADER, Partition
@@ -347,7 +347,7 @@ class ReplicaFetcher:
                 "rack_id": "", "topics": _by_topic(named, lambda i, w: {"partition": i, **w})}
         response = await connection.request(ApiKey.FETCH, FETCH_VERSION, body,
                                             extra_wait_s=self._settings.wait_max_ms / 1000,
-                                            codec=fetch_codec)
+                                            codec=fetch_v12)
         if not self.session.answered(response, named, forgotten):
             if response["error_code"] in SESSION_ERRORS:
                 log.info("leader %d refused fetch session %d (error %d); fetching in full",
