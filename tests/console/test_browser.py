@@ -118,10 +118,13 @@ def grant(driver: webdriver.Chrome, operation: str, resource_type: str, name: st
     wait(driver, lambda d: any(granted in e.text for e in d.find_elements(By.CSS_SELECTOR, ".flash")))
 
 
-def eventually(condition: Callable[[], bool], message: str, timeout: float = 30.0) -> None:
+def eventually(condition: Callable[[], bool], message: str | Callable[[], str],
+               timeout: float = 30.0) -> None:
+    """Poll ``condition`` until it holds; past ``timeout`` fail with ``message`` (a
+    callable is asked at the failure, so it can report the state then, not at the start)."""
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, message
+        assert time.monotonic() < deadline, message() if callable(message) else message
         time.sleep(0.3)
 
 

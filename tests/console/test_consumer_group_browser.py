@@ -52,28 +52,35 @@ class Members:
         # Per consumer, the offsets read but not committed yet (a commit was refused).
         uncommitted: list[dict[tuple[str, int], TopicPartition]] = [{} for _ in consumers]
         try:
-            for consumer in consumers:
-                consumer.subscribe(["orders"])
-            while not self.stop.is_set():
-                if self.pause.is_set() and not self.paused.is_set():
-                    for consumer in consumers:
-                        consumer.pause(consumer.assignment())
-                    self.paused.set()
-                for index, consumer in enumerate(consumers):
-                    message = consumer.poll(0.1)
-                    if message is not None and message.error():
-                        self.errors.append(str(message.error()))
-                        continue
-                    if message is not None:
-                        self.read += 1
-                        topic, partition = cast(str, message.topic()), cast(int, message.partition())
-                        uncommitted[index][(topic, partition)] = TopicPartition(
-                            topic, partition, cast(int, message.offset()) + 1)
-                    if uncommitted[index]:
-                        self._commit(consumer, uncommitted[index])
+            self._poll(consumers, uncommitted)
+        except Exception as exc:  # reported by the waits in the test, not lost in a thread
+            self.errors.append(repr(exc))
+            raise
         finally:
             for consumer in consumers:
                 consumer.close()
+
+    def _poll(self, consumers: list[Consumer],
+              uncommitted: list[dict[tuple[str, int], TopicPartition]]) -> None:
+        for consumer in consumers:
+            consumer.subscribe(["orders"])
+        while not self.stop.is_set():
+            if self.pause.is_set() and not self.paused.is_set():
+                for consumer in consumers:
+                    consumer.pause(consumer.assignment())
+                self.paused.set()
+            for index, consumer in enumerate(consumers):
+                message = consumer.poll(0.1)
+                if message is not None and message.error():
+                    self.errors.append(str(message.error()))
+                    continue
+                if message is not None:
+                    self.read += 1
+                    topic, partition = cast(str, message.topic()), cast(int, message.partition())
+                    uncommitted[index][(topic, partition)] = TopicPartition(
+                        topic, partition, cast(int, message.offset()) + 1)
+                if uncommitted[index]:
+                    self._commit(consumer, uncommitted[index])
 
     @staticmethod
     def _commit(consumer: Consumer, uncommitted: dict[tuple[str, int], TopicPartition]) -> None:
@@ -138,8 +145,8 @@ def test_consumer_protocol_group_page_and_rest_api(stack: Stack, tenant_key: dic
                                                    browser: webdriver.Chrome) -> None:  # noqa: F811
     produce(tenant_key, "orders", FIRST, PARTITIONS)
     with Members(tenant_key) as members:
-        eventually(lambda: members.read == FIRST, f"read {members.read} of {FIRST}: "
-                   f"{members.errors[:3]}", timeout=60)
+        eventually(lambda: members.read == FIRST,
+                   lambda: f"read {members.read} of {FIRST}: {members.errors[:3]}", timeout=60)
 
         browser.get(f"{stack.url}/t/acme/consumer-groups/")
         wait(browser, lambda d: d.find_elements(
