@@ -111,15 +111,15 @@ def _ceiling_lines(section: dict[str, Any]) -> list[str]:
         nice = figures["nice"]
         ours = section.get("search linger.ms=0, several producers"
                            + (f" at nice {nice}" if nice else ""), {})
-        top = [s for s in figures["steps"] if s.get("sustained")][-1:]
-        requests = _requests(top[0]["produce_requests_per_second"]) if top else "-"
+        sustained = [s for s in figures["steps"] if s.get("sustained")]
+        top = sustained[-1] if sustained else {}
+        requests = _requests(top["produce_requests_per_second"]) if top else "-"
         ratio = (f"{ours['best_rate'] / figures['best_rate']:.2f}"
                  if figures["best_rate"] and "best_rate" in ours else "-")
         lines.append(f"  ceiling, {key} against a null broker (produce round trip p99 <= "
                      f"{figures['p99_bound_ms']:g} ms): {figures['best_rate']:,} records/s "
-                     f"({requests}; producers "
-                     f"{top[0]['producers_cores'] if top else '-'} cores, null broker "
-                     f"{top[0]['null_broker_cpu_us_per_request'] if top else '-'} µs/request)"
+                     f"({requests}; producers {top.get('producers_cores', '-')} cores, null "
+                     f"broker {top.get('null_broker_cpu_us_per_request', '-')} µs/request)"
                      f"; ours / ceiling = {ratio}")
     return lines
 

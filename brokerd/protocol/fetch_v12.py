@@ -117,10 +117,7 @@ def decode_response(frame: bytes | bytearray | memoryview) -> tuple[int, dict[st
         count, pos = read_uvarint(buf, pos)
         responses = []
         for _ in range(count - 1):
-            length, pos = read_uvarint(buf, pos)
-            end = _room(buf, pos, length - 1)
-            topic = str(buf[pos:end], "utf-8")
-            pos = end
+            topic, pos = _read_compact_string(buf, pos)
             partitions_count, pos = read_uvarint(buf, pos)
             partitions = []
             for _ in range(partitions_count - 1):
@@ -164,54 +161,36 @@ def decode_request_body(buf: memoryview, pos: int) -> dict[str, Any] | None:
     try:
         (replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id,
          session_epoch) = _FETCH_FIELDS.unpack_from(buf, pos)
-        pos += _FETCH_FIELDS.size
-        count, pos = read_uvarint(buf, pos)
-        if not count:
-            return None
+        count, pos = _read_count(buf, pos + _FETCH_FIELDS.size)
         topics = []
-        for _ in range(count - 1):
+        for _ in range(count):
             topic, pos = _read_compact_string(buf, pos)
-            partitions_count, pos = read_uvarint(buf, pos)
-            if not partitions_count:
-                return None
+            partitions_count, pos = _read_count(buf, pos)
             partitions = []
-            for _ in range(partitions_count - 1):
+            for _ in range(partitions_count):
                 (partition, current_leader_epoch, fetch_offset, last_fetched_epoch,
                  log_start_offset, partition_max_bytes) = _PARTITION.unpack_from(buf, pos)
-                pos += _PARTITION.size
-                if buf[pos]:  # tagged fields
-                    return None
-                pos += 1
+                pos = _untagged(buf, pos + _PARTITION.size)
                 partitions.append({
                     "partition": partition, "current_leader_epoch": current_leader_epoch,
                     "fetch_offset": fetch_offset, "last_fetched_epoch": last_fetched_epoch,
                     "log_start_offset": log_start_offset,
                     "partition_max_bytes": partition_max_bytes})
-            if buf[pos]:
-                return None
-            pos += 1
+            pos = _untagged(buf, pos)
             topics.append({"topic": topic, "partitions": partitions})
-        count, pos = read_uvarint(buf, pos)
-        if not count:
-            return None
+        count, pos = _read_count(buf, pos)
         forgotten = []
-        for _ in range(count - 1):
+        for _ in range(count):
             topic, pos = _read_compact_string(buf, pos)
-            indexes_count, pos = read_uvarint(buf, pos)
-            if not indexes_count:
-                return None
-            end = pos + 4 * (indexes_count - 1)
+            indexes_count, pos = _read_count(buf, pos)
+            end = pos + 4 * indexes_count
             if end > len(buf):
                 return None
             indexes = [index for (index,) in _INT32.iter_unpack(buf[pos:end])]
-            pos = end
-            if buf[pos]:
-                return None
-            pos += 1
+            pos = _untagged(buf, end)
             forgotten.append({"topic": topic, "partitions": indexes})
         rack_id, pos = _read_compact_string(buf, pos)
-        if buf[pos]:  # cluster_id or a newer client's tagged field
-            return None
+        _untagged(buf, pos)  # a cluster_id or a newer client's tagged field: generic
     except (struct.error, IndexError, ValueError):
         return None
     return {"cluster_id": None, "replica_id": replica_id, "max_wait_ms": max_wait_ms,
@@ -219,6 +198,21 @@ def decode_request_body(buf: memoryview, pos: int) -> dict[str, Any] | None:
             "isolation_level": isolation_level, "session_id": session_id,
             "session_epoch": session_epoch, "topics": topics,
             "forgotten_topics_data": forgotten, "rack_id": rack_id}
+
+
+def _read_count(buf: memoryview, pos: int) -> tuple[int, int]:
+    """A non-null compact array's length; ValueError for a null one."""
+    count, pos = read_uvarint(buf, pos)
+    if count == 0:
+        raise ValueError("a null array")
+    return count - 1, pos
+
+
+def _untagged(buf: memoryview, pos: int) -> int:
+    """Past an empty tagged-field section; ValueError when it holds any field."""
+    if buf[pos]:
+        raise ValueError("tagged fields")
+    return pos + 1
 
 
 def _read_compact_string(buf: memoryview, pos: int) -> tuple[str, int]:
