@@ -13,7 +13,12 @@ write-order cycles — is judged by the transactions' checker
 committed one-write transaction and each failed one a transaction of unknown outcome;
 this module adds what only a log can show:
 
-- moved: acknowledged at one offset but found at another (or another value there);
+- moved: acknowledged at one offset but found at another (or another value there).  An
+  acknowledgement may carry no offset: librdkafka acks a batch "implicitly", without
+  offsets, when a later batch of the same producer succeeds while the earlier one is
+  waiting to be retried after an error that leaves it possibly persisted (a broker's
+  REQUEST_TIMED_OUT for acks=all, say); such a record is checked for loss, duplication
+  and order like any other, and has no offset to check;
 - order violations: one producer's values out of order within a partition;
 - divergent: an offset that holds different batches on two replicas after healing;
 - unconsumed: acknowledged well after the fault healed but never read by the group
@@ -34,7 +39,7 @@ from tests.support.txn_checker import TxnOutcome
 class Ack:
     value: str
     partition: int
-    offset: int
+    offset: int | None  # None: acknowledged implicitly (see the module's docstring)
     at: float  # when the acknowledgement arrived (wall clock, seconds)
 
 
@@ -123,7 +128,8 @@ def check(acks: Iterable[Ack], stored: Iterable[Stored], consumed: Iterable[str]
     at_offset = {(s.partition, s.offset): s.value for s in stored}
     lost = set(report.lost)
     for ack in acks:
-        if ack.value not in lost and at_offset.get((ack.partition, ack.offset)) != ack.value:
+        if ack.value not in lost and ack.offset is not None \
+                and at_offset.get((ack.partition, ack.offset)) != ack.value:
             report.moved.append(f"{ack.value}@{ack.partition}:{ack.offset}")
         if must_consume is not None and must_consume[0] <= ack.at <= must_consume[1] \
                 and ack.value not in consumed_set:

@@ -39,12 +39,15 @@ POLL_TIMEOUT_MS = 100
 # ---- parent side --------------------------------------------------------------------------
 
 
-def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> float:
-    """Poll ``condition`` until it holds; return the seconds it took (fail after timeout)."""
+def wait_for(condition: Callable[[], bool], timeout_s: float,
+             what: str | Callable[[], str]) -> float:
+    """Poll ``condition`` until it holds; return the seconds it took (fail after timeout).
+    A callable ``what`` is asked at the failure, so it can report the state then."""
     started = time.monotonic()
     while not condition():
         if time.monotonic() - started > timeout_s:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+            said = what() if callable(what) else what
+            raise AssertionError(f"timed out after {timeout_s}s waiting for {said}")
         time.sleep(0.02)
     return time.monotonic() - started
 

@@ -30,6 +30,13 @@ def test_lost_moved_and_duplicated_writes() -> None:
     assert report.moved == ["a-1@0:1", "a-2@0:2"]
 
 
+def test_an_implicit_acknowledgement_has_no_offset_to_check_but_can_be_lost() -> None:
+    acks = [Ack("a-0", 0, None, 0.0), Ack("a-1", 0, 1, 0.0), Ack("a-2", 0, None, 0.0)]
+    report = check(acks, [Stored(0, 0, "a-0"), Stored(0, 1, "a-1")], [])
+    assert report.moved == []
+    assert report.lost == ["a-2"]
+
+
 def test_order_violations_are_per_producer_and_partition() -> None:
     stored = [Stored(0, 0, "a-1"), Stored(0, 1, "b-0"), Stored(0, 2, "a-0"),
               Stored(1, 0, "a-0")]
