@@ -26,6 +26,7 @@ from tests.support.services import (  # noqa: E402
     start_redis,
     start_zookeeper,
 )
+from tests.support.zk_tree import delete_tree  # noqa: E402
 
 pytest_plugins = ["tests.support.tenant_fixtures"]
 
@@ -91,7 +92,7 @@ def zk_connect(zookeeper_address: str) -> Iterator[str]:
     try:
         yield f"{zookeeper_address}{chroot}"
     finally:
-        client.delete(chroot, recursive=True)
+        delete_tree(client, chroot)
         client.stop()
         client.close()
 

@@ -20,7 +20,7 @@ from tests.integration.cluster.harness import Cluster, started_cluster
 
 @pytest.fixture
 def scale_cluster(zk_connect: str, tmp_path: Path) -> Iterator[Cluster]:
-    yield from started_cluster(zk_connect, tmp_path, **FAILOVER_PROPERTIES)
+    yield from started_cluster(zk_connect, tmp_path, kill_at_end=True, **FAILOVER_PROPERTIES)
 
 
 @pytest.mark.serial  # heavy: runs alone so its 9,000 replicas don't starve other tests
