@@ -114,6 +114,13 @@ class Cluster:
             if process.process is not None and process.process.poll() is None:
                 with_timeout_kill(process)
 
+    def kill_all(self) -> None:
+        """SIGKILL every running broker: a teardown that skips the controlled shutdowns
+        (seconds each for a broker leading thousands of partitions) no test looks at."""
+        for process in self.brokers.values():
+            if process.process is not None and process.process.poll() is None:
+                process.kill()
+
     # ---- probes ----------------------------------------------------------------------
 
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 3,
@@ -198,20 +205,13 @@ def with_timeout_kill(process: BrokerProcess, timeout_s: float = 15) -> None:
         process.kill()
 
 
-def started_cluster(zk_connect: str, workdir: Path, *, kill_at_end: bool = False,
-                    **properties: str) -> Iterator[Cluster]:
-    """Generator behind the fixtures: a started cluster, stopped afterwards.  With
-    ``kill_at_end`` the brokers are killed instead: a broker leading thousands of partitions
-    spends seconds handing them over in a controlled shutdown that no test then looks at."""
+def started_cluster(zk_connect: str, workdir: Path, **properties: str) -> Iterator[Cluster]:
+    """Generator behind the fixtures: a started cluster, stopped afterwards."""
     cluster = Cluster(zk_connect, workdir,
                       properties={k.replace("_", "."): v for k, v in properties.items()})
     try:
         yield cluster.start()
     finally:
-        if kill_at_end:
-            for broker_id, broker in cluster.brokers.items():
-                if broker.process is not None and broker.process.poll() is None:
-                    cluster.kill(broker_id)
         for broker_id in cluster.brokers:
             process = cluster.brokers[broker_id].process
             if process is not None and process.poll() is None:

@@ -20,7 +20,9 @@ from tests.integration.cluster.harness import Cluster, started_cluster
 
 @pytest.fixture
 def scale_cluster(zk_connect: str, tmp_path: Path) -> Iterator[Cluster]:
-    yield from started_cluster(zk_connect, tmp_path, kill_at_end=True, **FAILOVER_PROPERTIES)
+    for cluster in started_cluster(zk_connect, tmp_path, **FAILOVER_PROPERTIES):
+        yield cluster
+        cluster.kill_all()
 
 
 @pytest.mark.serial  # heavy: runs alone so its 9,000 replicas don't starve other tests
