@@ -25,7 +25,12 @@ the last flush.
 Thread-safety: not thread-safe; the owning log mutates it from one thread. ``flush``
 may run in a flush worker while that thread appends: msync of a mapping that is being
 written is safe, and if a resize unmaps it meanwhile, ``flush`` raises ValueError (closed
-mmap), which is harmless because :meth:`resize` flushes before it unmaps.
+mmap), which is harmless because :meth:`resize` flushes before it unmaps whatever that
+flush had not finished.  Writes are counted and a flush records the count it made
+durable only once its msync returned, so both know what is still unsynced: a resize of an
+index with nothing unsynced (every idle log's, twice, at a clean shutdown) maps nothing
+and syncs nothing; its msync of the preallocated file cost 0.5 ms, 30 s of a broker's
+shutdown with 30,000 partitions.
 """
 
 from __future__ import annotations
@@ -52,7 +57,8 @@ class MappedIndex(CachedFile):
         self._max_entries = max_index_size // self._entry_size
         self._mm: mmap.mmap | None = None
         self._length = 0  # the file's length (only this object changes it)
-        self._dirty = False
+        self._writes = 0  # entries written or cleared, counted
+        self._synced_writes = 0  # the count the last completed msync made durable
         # The last entry, remembered: every append compares with it, and reading it from
         # the mapping costs a pin of the cached file (see file_cache) each time.
         self._last: tuple[int, ...] | None = None
@@ -141,7 +147,7 @@ class MappedIndex(CachedFile):
                 self._write_entry(fields)
         self._entries += 1
         self._last = fields
-        self._dirty = True
+        self._writes += 1
 
     def _write_entry(self, fields: tuple[int, ...]) -> None:
         position = self._entries * self._entry_size
@@ -176,7 +182,7 @@ class MappedIndex(CachedFile):
             mapping[start:end] = bytes(end - start)
         self._entries = count
         self._last = None
-        self._dirty = True
+        self._writes += 1
         self.consistent = True
 
     def reset(self) -> None:
@@ -196,7 +202,10 @@ class MappedIndex(CachedFile):
             return
         with self:
             if self._mm is not None:
-                self._mm.flush()
+                written = self._writes
+                if written != self._synced_writes:
+                    self._mm.flush()
+                    self._synced_writes = written
                 self._mm.close()
                 self._mm = None
             fd = os.open(self.path, os.O_RDWR)
@@ -214,12 +223,13 @@ class MappedIndex(CachedFile):
 
     def flush(self) -> None:
         """msync what was written since the last flush (nothing, if nothing was)."""
-        if not self._dirty:
+        written = self._writes  # first: a write racing this msync stays unsynced
+        if written == self._synced_writes:
             return
-        self._dirty = False  # first: a write racing this flush marks it dirty again
         with self as mapping:
             if mapping is not None:
                 mapping.flush()
+        self._synced_writes = written
 
     def close(self) -> None:
         """Trim and unmap; the file stays."""

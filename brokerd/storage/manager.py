@@ -20,8 +20,9 @@ a partition once its log has nothing left to flush.  So an idle log costs nothin
 housekeeping round (a broker hosting 30,000 replicas used to test every one of them
 every second).
 
-Thread-safety: not thread-safe; call from the event loop. Only ``Log.flush`` of logs
-returned by :meth:`logs_due_for_flush` may run in worker threads.
+Thread-safety: not thread-safe; call from the event loop. Only ``Log.flush`` runs in
+worker threads: of logs returned by :meth:`logs_due_for_flush`, and inside :meth:`close`
+(which waits for its workers).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from brokerd.storage.checkpoint import (
@@ -54,6 +56,8 @@ logger = logging.getLogger(__name__)
 
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 _DELETE_SUFFIX = "-delete"
+# Threads flushing the logs at a clean shutdown (see LogManager.close).
+CLOSE_FLUSH_THREADS = 8
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
@@ -282,7 +286,16 @@ class LogManager:
 
     def close(self) -> None:
         """Clean shutdown: close every log (flush + snapshot), write the checkpoints, and
-        only then the clean-shutdown markers."""
+        only then the clean-shutdown markers.
+
+        The flushes run first in :data:`CLOSE_FLUSH_THREADS` worker threads (``Log.flush``
+        is safe there), because a log never flushed since it was created owes two
+        directory fsyncs, and a broker that created 30,000 idle replicas owes 60,000: one
+        after another they took most of a minute, while concurrent ones share the file
+        system's journal commits.  Each ``Log.close`` then finds nothing left to flush."""
+        with ThreadPoolExecutor(CLOSE_FLUSH_THREADS, thread_name_prefix="close-flush") as pool:
+            for _ in pool.map(Log.flush, self._logs.values()):
+                pass  # the first failure is raised here, as the sequential close did
         for log in self._logs.values():
             log.close()
         for log_dir in self.online_dirs:  # an offline dir is recovered at the next start

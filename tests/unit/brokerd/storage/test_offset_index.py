@@ -117,3 +117,37 @@ def test_an_index_on_a_full_filesystem_fails_with_enospc_not_sigbus(
                            cwd=Path(__file__).resolve().parents[4])
     assert child.returncode == 0, (child.returncode, child.stderr)
     assert child.stdout.split() == ["ENOSPC", "0"]
+
+
+def test_msync_only_what_was_written_since_the_last_one(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Flushing or trimming an index with nothing unsynced syncs nothing (an idle log's
+    clean close trims two of them); a write not yet synced is synced by either."""
+    import mmap
+
+    import brokerd.storage.index as index_module
+
+    syncs: list[int] = []
+
+    class CountingMap(mmap.mmap):
+        def flush(self, *args: int) -> None:
+            syncs.append(len(self))
+            super().flush(*args)
+
+    monkeypatch.setattr(index_module.mmap, "mmap", CountingMap)
+    index = make(tmp_path)
+    index.flush()
+    index.trim()  # empty and never written: nothing to sync
+    assert syncs == []
+    index.resize(80)
+    index.append(105, 500)
+    index.flush()
+    index.flush()
+    assert syncs == [80]
+    index.append(107, 900)
+    index.trim()  # the unsynced entry is synced before the file shrinks
+    assert syncs == [80, 80]
+    index.flush()
+    index.close()
+    assert syncs == [80, 80]
+    assert OffsetIndex(index.path, 100, 80, preallocate=False).lookup(108) == (107, 900)
