@@ -21,8 +21,8 @@ housekeeping round (a broker hosting 30,000 replicas used to test every one of t
 every second).
 
 Thread-safety: not thread-safe; call from the event loop. Only ``Log.flush`` runs in
-worker threads: of logs returned by :meth:`logs_due_for_flush`, and inside :meth:`close`
-(which waits for its workers).
+worker threads (of logs returned by :meth:`logs_due_for_flush`), and :meth:`close` closes
+the logs in worker threads of its own, waiting for them.
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ logger = logging.getLogger(__name__)
 
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 _DELETE_SUFFIX = "-delete"
-# Threads flushing the logs at a clean shutdown (see LogManager.close).
-CLOSE_FLUSH_THREADS = 8
+# Threads closing the logs at a clean shutdown (see LogManager.close).
+CLOSE_THREADS = 8
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
@@ -288,16 +288,18 @@ class LogManager:
         """Clean shutdown: close every log (flush + snapshot), write the checkpoints, and
         only then the clean-shutdown markers.
 
-        The flushes run first in :data:`CLOSE_FLUSH_THREADS` worker threads (``Log.flush``
-        is safe there), because a log never flushed since it was created owes two
-        directory fsyncs, and a broker that created 30,000 idle replicas owes 60,000: one
-        after another they took most of a minute, while concurrent ones share the file
-        system's journal commits.  Each ``Log.close`` then finds nothing left to flush."""
-        with ThreadPoolExecutor(CLOSE_FLUSH_THREADS, thread_name_prefix="close-flush") as pool:
-            for _ in pool.map(Log.flush, self._logs.values()):
+        The logs close in :data:`CLOSE_THREADS` worker threads, one log per thread at a
+        time: requests, fetchers and the cleaner have stopped and the caller's thread
+        waits here (a policy flush still running in the housekeeper's executor is allowed
+        beside a close, as it always was), and what logs share (the open-file cache, the
+        checkpoint writer) is thread-safe.  Closing is mostly waiting on the file system:
+        a log never flushed since it was created owes two directory fsyncs, and trimming
+        each index file is a journaled truncate, so a broker with 30,000 idle replicas
+        spent most of a minute here one log after another, at a tenth of a core, while
+        concurrent operations share the file system's journal commits."""
+        with ThreadPoolExecutor(CLOSE_THREADS, thread_name_prefix="log-close") as pool:
+            for _ in pool.map(Log.close, self._logs.values()):
                 pass  # the first failure is raised here, as the sequential close did
-        for log in self._logs.values():
-            log.close()
         for log_dir in self.online_dirs:  # an offline dir is recovered at the next start
             self._write_checkpoints(log_dir)
             (log_dir / CLEAN_SHUTDOWN_MARKER).touch()
