@@ -8,9 +8,10 @@ import json
 import threading
 import uuid
 
+import pytest
 from kazoo.client import KazooClient
 
-from brokerd.coordination import znodes
+from brokerd.coordination import writes, znodes
 from tests.integration.cluster.harness import wait_until
 from tests.integration.coordination.harness import read_state, start_broker, write_admin
 
@@ -42,6 +43,37 @@ def test_controlled_shutdown_moves_leadership_and_isr_membership(
             states = [read_state(zk, "t", p) for p in range(6)]
             assert all(s.leader == 3 and s.isr == (3,) for s in states)
         finally:
+            for coordinator, _ in started:
+                await coordinator.close()
+
+    asyncio.run(scenario())
+
+
+def test_controlled_shutdown_completes_while_the_zookeeper_thread_is_busy(
+        zk_connect: str, zk: KazooClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A leaving broker whose ZooKeeper thread is busy the whole time (as it is re-reading
+    thousands of partition states while the controller moves them) still sees the
+    controller's answer: the poll for it does not queue on that thread."""
+    async def scenario() -> None:
+        started = [await start_broker(zk_connect, b) for b in (1, 2, 3)]
+        (first, events), (second, _), _third = started
+        release = threading.Event()
+        request = writes.request_controlled_shutdown
+
+        def request_then_busy(client: KazooClient, broker_id: int) -> None:
+            request(client, broker_id)
+            second._worker.submit(release.wait, 30)  # the thread is busy from now on
+
+        monkeypatch.setattr(writes, "request_controlled_shutdown", request_then_busy)
+        try:
+            await events.until(lambda: set(events.brokers) == {1, 2, 3})
+            await first.create_topic("t", REPLICAS, {}, uuid.uuid4())
+            await events.until(lambda: len(getattr(events.topics.get("t"), "states", {})) == 6)
+            assert await second.controlled_shutdown(10.0)
+            states = [read_state(zk, "t", p) for p in range(6)]
+            assert all(s.leader != 2 and 2 not in s.isr for s in states)
+        finally:
+            release.set()
             for coordinator, _ in started:
                 await coordinator.close()
 
