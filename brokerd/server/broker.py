@@ -183,9 +183,7 @@ class Broker:
         if self._logs_loaded:
             # Only a completed load may be closed cleanly: the clean-shutdown marker would
             # otherwise exempt never-recovered partitions from recovery at the next start.
-            closing, count = time.monotonic(), len(self.log_manager.all_logs())
             self.log_manager.close()
-            log.info("closed %d logs in %.2fs", count, time.monotonic() - closing)
         if self.coordinator is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.coordinator.close(), timeout=SHUTDOWN_GRACE_S)

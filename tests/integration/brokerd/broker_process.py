@@ -68,6 +68,13 @@ def recv_exactly(sock: socket.socket, count: int) -> bytes:
     return b"".join(chunks)
 
 
+METRICS_PORT_ATTEMPTS = 3
+
+
+class MetricsPortTaken(RuntimeError):
+    """The broker exited at start because its metrics port was in use."""
+
+
 @dataclass
 class BrokerProcess:
     """One broker process; restartable on the same port and log dir."""
@@ -91,7 +98,19 @@ class BrokerProcess:
         return self.log_dir.parent / f"broker-{self.broker_id}.out"
 
     def start(self) -> BrokerProcess:
+        """Start and wait until it answers.  The metrics port, picked free a while before,
+        may have been taken meanwhile by another test's process: then another is picked
+        (the Kafka port is kept, clients know it)."""
+        for _ in range(METRICS_PORT_ATTEMPTS - 1):
+            try:
+                return self._start_once()
+            except MetricsPortTaken:
+                self.metrics_port = free_port()
+        return self._start_once()
+
+    def _start_once(self) -> BrokerProcess:
         config = self.log_dir.parent / f"broker-{self.broker_id}.properties"
+        earlier_output = len(self.output())
         config.write_text("".join(f"{k}={v}\n" for k, v in self.properties.items()))
         output = open(self.output_path, "ab")  # noqa: SIM115 - owned by the process
         self.process = subprocess.Popen(
@@ -105,6 +124,9 @@ class BrokerProcess:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             if self.process.poll() is not None:
+                said = self.output()[earlier_output:]
+                if "start_http_server" in said and "Address already in use" in said:
+                    raise MetricsPortTaken(said)
                 raise RuntimeError(f"broker exited with {self.process.returncode}:\n"
                                    + self.output())
             try:
