@@ -561,6 +561,8 @@ class ZkCoordinator:
                     writes.controlled_shutdown_result, self._client, self.broker_id),
                     max(0.1, deadline - loop.time()))
                 if remaining is not None:
+                    # Only a controller has a role to hand on; anyone else would wait in
+                    # that same queue for _resign_sync to find nothing to do.
                     if self.is_controller:
                         await self._run(self._resign_sync,
                                         timeout=max(0.1, deadline - loop.time()))
