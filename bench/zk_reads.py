@@ -24,12 +24,27 @@ from brokerd.coordination.zk_handler import PollingHandler
 from tests.support.services import start_zookeeper
 
 HANDLERS = {"kazoo": SequentialThreadingHandler, "polling": PollingHandler}
+STATE = b'{"leader":1,"leader_epoch":3,"isr":[1,3]}'
 
 
 def busy_loop(stop: threading.Event) -> None:
     """Pure-Python work that holds the GIL except at the interpreter's switch points."""
     while not stop.is_set():
         sum(range(10_000))
+
+
+def create_nodes(address: str, nodes: int) -> None:
+    """``/bench/n0`` … ``/bench/n<nodes-1>``, each holding a partition state."""
+    setup = KazooClient(hosts=address)
+    setup.start()
+    setup.ensure_path("/bench")
+    for start in range(0, nodes, 1000):
+        transaction = setup.transaction()
+        for i in range(start, min(start + 1000, nodes)):
+            transaction.create(f"/bench/n{i}", STATE)
+        transaction.commit()
+    setup.stop()
+    setup.close()
 
 
 def read_back(address: str, handler: type[SequentialThreadingHandler], nodes: int) -> float:
@@ -54,15 +69,7 @@ def main() -> None:
     args = parser.parse_args()
     zookeeper = start_zookeeper()
     try:
-        setup = KazooClient(hosts=zookeeper.address)
-        setup.start()
-        setup.ensure_path("/bench")
-        for start in range(0, args.nodes, 1000):
-            transaction = setup.transaction()
-            for i in range(start, min(start + 1000, args.nodes)):
-                transaction.create(f"/bench/n{i}", b'{"leader":1,"leader_epoch":3,"isr":[1,3]}')
-            transaction.commit()
-        setup.stop()
+        create_nodes(zookeeper.address, args.nodes)
         stop = threading.Event()
         hog = threading.Thread(target=busy_loop, args=(stop,), daemon=True)
         hog.start()

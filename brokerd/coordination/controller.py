@@ -5,7 +5,8 @@ How it decides: from the coordinator's :class:`TopicCache` (every broker keeps o
 newly elected controller starts with a full picture), with the pure rules of
 :mod:`brokerd.coordination.election`.  How it writes: ZooKeeper transactions of
 ``check(/controller_epoch, version)`` and ``set_data(node, zk_version)`` for up to 100
-partitions each, pipelined over all affected partitions (:func:`writes.write_states_fenced`).
+partitions each, pipelined over all affected partitions (:func:`writes.write_states_fenced`),
+through a session of their own that holds no watches (:mod:`.write_session`).
 The epoch check fences a deposed controller (its session lost, a successor already bumped
 the epoch); the version check catches leaders' concurrent ISR updates, which are re-read
 and decided again.  How it tells the brokers: every ~2,000 written states are published to
@@ -53,8 +54,12 @@ class Controller:
     :attr:`shutting_down` current from the broker and controlled-shutdown watches."""
 
     def __init__(self, client: KazooClient, cache: TopicCache, broker_id: int,
-                 publish: Publish) -> None:
+                 publish: Publish, states_client: Callable[[], KazooClient] | None = None
+                 ) -> None:
+        """``states_client``: the session the batched partition-state writes go through
+        (:mod:`.write_session`: not the watching one); ``client`` when None."""
         self._client = client
+        self._states_client = states_client or (lambda: client)
         self._cache = cache
         self._broker_id = broker_id
         # Hands this broker the states the controller just wrote, without waiting for its
@@ -333,7 +338,7 @@ class Controller:
                     if state is not None:
                         states[(name, partition)] = state
         if states:
-            writes.create_states(self._client, states)
+            writes.create_states(self._states_client(), states)
 
     def _apply(self, keys: Iterable[PartitionKey] | None, decide: Decide) -> int:
         """Decide and write ``keys`` (None: every partition) in one batch; re-read and
@@ -375,7 +380,7 @@ class Controller:
                 break
             try:
                 written, stale, rolled_back = writes.write_states_fenced(
-                    self._client, self._epoch_version, changes, self._written)
+                    self._states_client(), self._epoch_version, changes, self._written)
             except writes.ControllerFencedError:
                 log.warning("broker %d is no longer the controller (epoch %d fenced)",
                             self._broker_id, self.epoch)

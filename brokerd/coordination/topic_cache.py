@@ -185,15 +185,16 @@ class TopicCache:
 
     def _merge(self, current: TopicMetadata, keys: set[int],
                read: dict[int, PartitionState]) -> TopicMetadata:
-        """``current`` with the states just read (and the config, when named), or
-        ``current`` itself when every state read back at its cached version."""
-        cached = current.states
-        if CONFIG not in keys and all(
-                p in cached and cached[p].zk_version == state.zk_version
-                for p, state in read.items()):
+        """``current`` with the states just read that are newer than the cached ones (and
+        the config, when named), or ``current`` itself when none is.  A state never goes
+        back: in an ensemble this session's server may answer with an older state than the
+        one the controller just wrote through its write session (:mod:`.write_session`)
+        or that was pushed to this broker."""
+        newer = newer_states(current, current.topic_id, read)
+        if CONFIG not in keys and not newer:
             return current
         config = self._read_config(current.name) if CONFIG in keys else current.config
-        return self._store(dataclasses.replace(current, states={**cached, **read},
+        return self._store(dataclasses.replace(current, states={**current.states, **newer},
                                                config=config))
 
     def _read_states(self, name: str, partitions: Iterable[int]) -> dict[int, PartitionState]:

@@ -53,6 +53,7 @@ from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
 from brokerd.coordination.reconnect import reconnect_policy
 from brokerd.coordination.security_watch import SecurityEvents, SecurityWatch
 from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
+from brokerd.coordination.write_session import WriteSession
 from brokerd.coordination.zk_await import CoordinationUnavailableError, await_zk_work
 from brokerd.coordination.zk_handler import PollingHandler
 from brokerd.coordination.znodes import (
@@ -123,8 +124,8 @@ class ZkCoordinator:
         self._loop = loop
         self._clock = clock
         self._session_timeout_s = session_timeout_s
-        self._client = KazooClient(hosts=self._hosts, timeout=session_timeout_s,
-                                   connection_retry=reconnect_policy(), handler=PollingHandler())
+        self._client = self._new_client()
+        self._write_session = WriteSession(self._new_client, self._chroot, session_timeout_s)
         self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zk")
         self._topics = TopicCache(self._client, self._topic_event)
         self._isr_writes = IsrWriter(self._client, self._topics, self._submit)
@@ -133,7 +134,8 @@ class ZkCoordinator:
         self._live_brokers: dict[int, LiveBroker] = {}  # the last snapshot (worker thread)
         self._controller = Controller(
             self._client, self._topics, registration.broker_id,
-            lambda epoch, written: self._post(self.states.written, epoch, written))
+            lambda epoch, written: self._post(self.states.written, epoch, written),
+            self._write_session.client)
         # Coalescing of topic watch events (kazoo threads) into flushes (worker thread).
         self._dirty: dict[str, set[int]] = {}
         self._dirty_lock = threading.Lock()
@@ -148,6 +150,10 @@ class ZkCoordinator:
         self.controller_id = -1
         self.cluster_id = ""
         self.controller_epoch = 0
+
+    def _new_client(self) -> KazooClient:
+        return KazooClient(hosts=self._hosts, timeout=self._session_timeout_s,
+                           connection_retry=reconnect_policy(), handler=PollingHandler())
 
     @property
     def broker_id(self) -> int:
@@ -244,6 +250,7 @@ class ZkCoordinator:
             self._client.delete(znodes.broker_path(self.broker_id))
         except Exception:  # noqa: BLE001 - closing the session removes it anyway
             log.debug("deregistration failed; session close removes the node", exc_info=True)
+        self._write_session.close()
         self._client.stop()
         self._client.close()
 

@@ -110,3 +110,26 @@ def test_a_batch_re_read_across_topics_returns_only_the_topics_that_changed(
     zk.set(znodes.partition_state_path("c", 0), PartitionState(1, 2, (1, 2)).encode())
     wait_for(events, 4)  # the batch re-read armed c's watch again
     assert events[3] == ("c", 0)
+
+
+def test_a_re_read_older_than_the_cached_state_leaves_the_cached_one(zk: KazooClient) -> None:
+    """In an ensemble the watching session's server may lag behind the one the
+    controller's write session wrote to: a state read back at an older version than the
+    cached one (here: cached as written at a version ZooKeeper has not reached) must not
+    take the partition back, while a later, newer read still lands."""
+    cache, events, state_path = one_partition_topic(zk)
+    ahead = PartitionState(3, 5, (3,), zk_version=7)
+    cache.put_states("t", {0: ahead})
+    cached = cache.topics["t"]
+
+    zk.set(state_path, PartitionState(2, 1, (2, 3)).encode())  # version 1 < 7
+    wait_for(events, 1)
+    assert cache.read("t", {0}) is cached
+    assert cache.topics["t"].states[0] == ahead
+
+    for epoch in range(2, 9):  # ZooKeeper's node passes version 7
+        zk.set(state_path, PartitionState(2, epoch, (2, 3)).encode())
+    wait_for(events, 2)
+    metadata = cache.read("t", {0})
+    assert metadata is not None and metadata.states[0].zk_version == 8
+    assert metadata.states[0].leader_epoch == 8
