@@ -40,3 +40,39 @@ def test_a_broker_is_seen_settled_without_waiting_for_a_slower_one() -> None:
     # answer had arrived.
     assert settled_by[3] - cluster.started < FAST_SETTLES_AFTER_S + SLOW_ANSWER_S / 2
     assert last == settled_by[1] > settled_by[3]
+
+
+class ManyTopics:
+    """One broker whose every Metadata request takes :data:`SLOW_ANSWER_S`; each topic
+    holds from ``holds_after_s`` on.  Records the topics of every request."""
+
+    def __init__(self, holds_after_s: float) -> None:
+        self.started = time.monotonic()
+        self.holds_after_s = holds_after_s
+        self.requests: list[tuple[float, list[str]]] = []
+
+    def metadata(self, via: int, names: list[str]) -> dict[str, dict[int, PartitionView]]:
+        asked = time.monotonic() - self.started
+        self.requests.append((asked, list(names)))
+        time.sleep(SLOW_ANSWER_S)
+        held = asked >= self.holds_after_s
+        return {name: {p: PartitionView(via if held else -1, 0, (via,), (via,))
+                       for p in range(1000)} for name in names}
+
+
+def test_once_the_first_request_holds_the_remaining_topics_are_asked_for_at_once() -> None:
+    """24 topics of 1,000 partitions are eight requests: asked one after another they
+    would be seen settled only after eight one-second answers (~10.5 s: polls at 0,
+    1.25 and 2.5 s, then seven more); at once, after two (~4.5 s)."""
+    cluster = ManyTopics(holds_after_s=1.5)
+    counts = {f"scale-{i}": 1000 for i in range(24)}
+
+    def holds(_name: str, partitions: dict[int, Any]) -> bool:
+        return all(view.leader != -1 for view in partitions.values())
+    last = wait_for_topics(cast(Cluster, cluster), [1], counts, holds, 30, "leaders")
+
+    before = [names for asked, names in cluster.requests if asked < 1.5]
+    assert before and all(names == ["scale-0", "scale-1", "scale-2"] for names in before)
+    after = [name for asked, names in cluster.requests if asked >= 1.5 for name in names]
+    assert sorted(after) == sorted(counts)  # each asked once, after it held
+    assert last - cluster.started < 7.0
