@@ -47,15 +47,26 @@ def create_nodes(address: str, nodes: int) -> None:
     setup.close()
 
 
+def read_all(client: KazooClient, nodes: int) -> None:
+    """Read every node, pipelined, each with a watch (as the topic cache reads states)."""
+    pending = [client.get_async(f"/bench/n{i}", watch=lambda event: None)
+               for i in range(nodes)]
+    for result in pending:
+        result.get()
+
+
+def print_medians(seconds: dict[str, list[float]], what: str) -> None:
+    for name, values in seconds.items():
+        print(f"{name:30} {what}: median {statistics.median(values):.2f} s  "
+              f"({', '.join(f'{v:.2f}' for v in values)})")
+
+
 def read_back(address: str, handler: type[SequentialThreadingHandler], nodes: int) -> float:
     client = KazooClient(hosts=address, handler=handler())
     client.start()
     try:
         started = time.monotonic()
-        pending = [client.get_async(f"/bench/n{i}", watch=lambda event: None)
-                   for i in range(nodes)]
-        for result in pending:
-            result.get()
+        read_all(client, nodes)
         return time.monotonic() - started
     finally:
         client.stop()
@@ -81,9 +92,7 @@ def main() -> None:
                     seconds.setdefault(f"{name}, switch {interval * 1000:.0f} ms", []).append(
                         read_back(zookeeper.address, handler, args.nodes))
         stop.set()
-        for name, values in seconds.items():
-            print(f"{name:22} {args.nodes} pipelined reads: median "
-                  f"{statistics.median(values):.2f} s  ({', '.join(f'{v:.2f}' for v in values)})")
+        print_medians(seconds, f"{args.nodes} pipelined reads")
     finally:
         zookeeper.stop()
 

@@ -16,14 +16,13 @@ alternate the cases; printed: seconds per round and the median::
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import threading
 import time
 
 from kazoo.client import KazooClient
 
-from bench.zk_reads import STATE, busy_loop, create_nodes
+from bench.zk_reads import STATE, busy_loop, create_nodes, print_medians, read_all
 from brokerd.coordination.writes import BATCH
 from brokerd.coordination.zk_handler import PollingHandler
 from tests.support.services import start_zookeeper
@@ -50,10 +49,7 @@ def one_round(address: str, nodes: int, separate: bool) -> float:
     if separate:
         writer.start()
     try:
-        armed = [watching.get_async(f"/bench/n{i}", watch=lambda event: None)
-                 for i in range(nodes)]
-        for result in armed:
-            result.get()
+        read_all(watching, nodes)  # arms a watch on every node
         return write_all(writer, nodes)
     finally:
         for client in {watching, writer}:
@@ -79,9 +75,7 @@ def main() -> None:
                 seconds.setdefault(name, []).append(
                     one_round(zookeeper.address, args.nodes, separate))
         stop.set()
-        for name, values in seconds.items():
-            print(f"{name:30} {args.nodes} state writes: median "
-                  f"{statistics.median(values):.2f} s  ({', '.join(f'{v:.2f}' for v in values)})")
+        print_medians(seconds, f"{args.nodes} state writes")
     finally:
         zookeeper.stop()
 

@@ -1,8 +1,11 @@
-"""How a broker reconnects to ZooKeeper after losing its connection."""
+"""How a broker connects, and reconnects after losing its connection, to ZooKeeper."""
 
 from __future__ import annotations
 
+from kazoo.client import KazooClient
 from kazoo.retry import KazooRetry
+
+from brokerd.coordination.zk_handler import PollingHandler
 
 RECONNECT_MAX_DELAY_S = 1.0
 
@@ -19,3 +22,10 @@ def reconnect_policy() -> KazooRetry:
     attempts cheap."""
     return KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_jitter=0.1,
                       max_delay=RECONNECT_MAX_DELAY_S)
+
+
+def new_client(hosts: str, session_timeout_s: float) -> KazooClient:
+    """A broker's kazoo client (not started): its own session, the reconnect policy above
+    and the polling handler (``zk_handler``)."""
+    return KazooClient(hosts=hosts, timeout=session_timeout_s,
+                       connection_retry=reconnect_policy(), handler=PollingHandler())

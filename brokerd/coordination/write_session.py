@@ -27,19 +27,19 @@ coordinator's ZooKeeper thread.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from kazoo.client import KazooClient
+
+from brokerd.coordination.reconnect import new_client
 
 
 class WriteSession:
     """The lazily started client of the controller's writes (see the module doc)."""
 
-    def __init__(self, make_client: Callable[[], KazooClient], chroot: str,
-                 start_timeout_s: float) -> None:
-        self._make_client = make_client
+    def __init__(self, hosts: str, chroot: str, session_timeout_s: float) -> None:
+        """``session_timeout_s`` is also how long the first use waits to connect."""
+        self._hosts = hosts
         self._chroot = chroot
-        self._start_timeout_s = start_timeout_s
+        self._session_timeout_s = session_timeout_s
         self._client: KazooClient | None = None
 
     @property
@@ -49,8 +49,8 @@ class WriteSession:
     def client(self) -> KazooClient:
         """The connected client, started (with the broker's chroot) on the first call."""
         if self._client is None:
-            client = self._make_client()
-            client.start(timeout=self._start_timeout_s)
+            client = new_client(self._hosts, self._session_timeout_s)
+            client.start(timeout=self._session_timeout_s)
             if self._chroot:
                 client.chroot = self._chroot  # the broker's session created it already
             self._client = client

@@ -41,7 +41,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from kazoo.client import KazooClient, KazooState
+from kazoo.client import KazooState
 from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
@@ -50,12 +50,11 @@ from brokerd.coordination.broker_watch import LiveBroker, bounced, read_live_bro
 from brokerd.coordination.controller import Controller
 from brokerd.coordination.isr_writes import IsrRequest, IsrWriter
 from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
-from brokerd.coordination.reconnect import reconnect_policy
+from brokerd.coordination.reconnect import new_client
 from brokerd.coordination.security_watch import SecurityEvents, SecurityWatch
 from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
 from brokerd.coordination.write_session import WriteSession
 from brokerd.coordination.zk_await import CoordinationUnavailableError, await_zk_work
-from brokerd.coordination.zk_handler import PollingHandler
 from brokerd.coordination.znodes import (
     BrokerRegistration,
     PartitionState,
@@ -124,8 +123,8 @@ class ZkCoordinator:
         self._loop = loop
         self._clock = clock
         self._session_timeout_s = session_timeout_s
-        self._client = self._new_client()
-        self._write_session = WriteSession(self._new_client, self._chroot, session_timeout_s)
+        self._client = new_client(self._hosts, session_timeout_s)
+        self._write_session = WriteSession(self._hosts, self._chroot, session_timeout_s)
         self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zk")
         self._topics = TopicCache(self._client, self._topic_event)
         self._isr_writes = IsrWriter(self._client, self._topics, self._submit)
@@ -150,10 +149,6 @@ class ZkCoordinator:
         self.controller_id = -1
         self.cluster_id = ""
         self.controller_epoch = 0
-
-    def _new_client(self) -> KazooClient:
-        return KazooClient(hosts=self._hosts, timeout=self._session_timeout_s,
-                           connection_retry=reconnect_policy(), handler=PollingHandler())
 
     @property
     def broker_id(self) -> int:

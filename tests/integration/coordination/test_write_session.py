@@ -16,23 +16,18 @@ from brokerd.coordination.zk import split_connect
 from brokerd.coordination.znodes import PartitionState, TopicAssignment
 
 
-def write_session(zk_connect: str, made: list[KazooClient]) -> WriteSession:
+def write_session(zk_connect: str) -> WriteSession:
     hosts, chroot = split_connect(zk_connect)
-
-    def make() -> KazooClient:
-        made.append(KazooClient(hosts=hosts))
-        return made[-1]
-    return WriteSession(make, chroot, start_timeout_s=10)
+    return WriteSession(hosts, chroot, session_timeout_s=10)
 
 
 def test_the_session_starts_on_first_use_inside_the_chroot_and_closes(
         zk_connect: str, zk: KazooClient) -> None:
-    made: list[KazooClient] = []
-    session = write_session(zk_connect, made)
-    assert not session.started and not made
+    session = write_session(zk_connect)
+    assert not session.started
 
     client = session.client()
-    assert session.client() is client and len(made) == 1
+    assert session.started and session.client() is client
     client.create("/written-here", b"x")
     assert zk.get("/written-here")[0] == b"x"  # zk is rooted at the same chroot
 
@@ -50,8 +45,7 @@ def test_the_controllers_state_writes_go_through_the_write_session(
               makepath=True)
     cache = TopicCache(zk, lambda name, key: None)
     cache.read("t", {ASSIGNMENT})
-    made: list[KazooClient] = []
-    session = write_session(zk_connect, made)
+    session = write_session(zk_connect)
     published: list[object] = []
     controller = Controller(zk, cache, 1, lambda epoch, written: published.append(written),
                             session.client)
