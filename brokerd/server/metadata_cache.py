@@ -25,6 +25,8 @@ class MetadataCache:
         self.topics: dict[str, TopicMetadata] = {}
         self.brokers: dict[int, BrokerRegistration] = {}
         self.controller_id = -1
+        # topic -> (its id, the partitions clients are told of); see announced_partitions.
+        self._announced: dict[str, tuple[uuid.UUID, frozenset[int]]] = {}
         self._waiters: list[asyncio.Future[None]] = []
 
     # ---- updates (from the coordination layer) ---------------------------------------
@@ -32,8 +34,11 @@ class MetadataCache:
     def put_topic(self, name: str, metadata: TopicMetadata | None) -> None:
         if metadata is None:
             self.topics.pop(name, None)
+            self._announced.pop(name, None)
         else:
             self.topics[name] = metadata
+            if all(p in metadata.states for p in metadata.replicas):
+                self._announced[name] = (metadata.topic_id, frozenset(metadata.replicas))
         self._notify()
 
     def put_brokers(self, brokers: dict[int, BrokerRegistration]) -> None:
@@ -76,6 +81,21 @@ class MetadataCache:
             if metadata.topic_id == topic_id:
                 return metadata
         return None
+
+    def announced_partitions(self, metadata: TopicMetadata) -> frozenset[int]:
+        """The partitions of ``metadata``'s topic that clients may be told of: all it had
+        the last time every one of them had a leader state, none before that.
+
+        Why not each partition as its state arrives: the states of a new topic reach this
+        broker one watch event at a time, and a topic listed with only some of its
+        partitions tells a client it has fewer than it has: librdkafka then fails the
+        records it holds for the others with ``_UNKNOWN_PARTITION``.  Kafka's brokers learn
+        a new topic's (or a topic's added) partitions from one controller request, all at
+        once; this gives clients the same view."""
+        announced = self._announced.get(metadata.name)
+        if announced is None or announced[0] != metadata.topic_id:
+            return frozenset()
+        return announced[1]
 
     def has_partition(self, topic: str, partition: int) -> bool:
         metadata = self.topics.get(topic)

@@ -9,9 +9,11 @@ leaders so the client's next produce goes straight through.  v0 (still served by
 operations the caller may do on each topic (and, v8-10, on the cluster) when asked
 (KIP-430, ``server.authorization``).
 
-A partition is listed only once the controller has written its state, and a topic only
-once one of its partitions has one: Kafka's brokers learn a topic from the controller
-together with its leaders, so clients never see a topic being created.  librdkafka treats
+A topic is listed only once the controller has written the state of every one of its
+partitions, and partitions added later only once all of theirs are written
+(``MetadataCache.announced_partitions``): Kafka's brokers learn a topic's partitions from
+the controller together with their leaders, so clients never see a topic being created,
+nor one with fewer partitions than it has.  librdkafka treats
 a listed topic whose every partition lacks a leader as having no such partition (its
 ``get_watermark_offsets`` fails at once with ``_UNKNOWN_PARTITION``), where an unknown
 topic makes it ask again.
@@ -50,11 +52,12 @@ TENANCY = ApiNames(
 AUTO_CREATE_WAIT_S = 5.0
 def topic_entry(broker: HandlerContext, metadata: TopicMetadata) -> bodies.MetadataResponseTopic:
     live = broker.cache.live_broker_ids()
+    announced = broker.cache.announced_partitions(metadata)
     partitions: list[bodies.MetadataResponsePartition] = []
     for index, replicas in sorted(metadata.replicas.items()):
         state = metadata.states.get(index)
-        if state is None:
-            continue  # being created: not announced yet
+        if state is None or index not in announced:
+            continue  # being created or added: not announced yet
         if state.leader not in live:
             error, leader, epoch, isr = ErrorCode.LEADER_NOT_AVAILABLE, -1, -1, []
         else:
@@ -70,9 +73,12 @@ def topic_entry(broker: HandlerContext, metadata: TopicMetadata) -> bodies.Metad
             "partitions": partitions}
 
 
-def _announced(metadata: TopicMetadata | None) -> TopicMetadata | None:
-    """``metadata`` once one of its partitions has a state (see the module doc), else None."""
-    return metadata if metadata is not None and metadata.states else None
+def _announced(broker: HandlerContext, metadata: TopicMetadata | None
+               ) -> TopicMetadata | None:
+    """``metadata`` once its partitions are announced (see the module doc), else None."""
+    if metadata is None or not broker.cache.announced_partitions(metadata):
+        return None
+    return metadata
 
 
 def error_entry(name: str | None, error: ErrorCode, topic_id: uuid.UUID = ZERO_UUID
@@ -86,11 +92,11 @@ async def _resolve(broker: HandlerContext, request: Request[bodies.MetadataReque
     name: str | None = wanted.get("name")
     topic_id: uuid.UUID = wanted.get("topic_id") or ZERO_UUID
     if name is None:
-        metadata = _announced(broker.cache.topic_by_id(topic_id))
+        metadata = _announced(broker, broker.cache.topic_by_id(topic_id))
         if metadata is None:
             return error_entry(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
         return topic_entry(broker, metadata)
-    metadata = _announced(broker.cache.topic(name))
+    metadata = _announced(broker, broker.cache.topic(name))
     if metadata is not None:
         return topic_entry(broker, metadata)
     allowed = request.version < 4 or request.body.get("allow_auto_topic_creation", True)
@@ -106,7 +112,7 @@ async def _resolve(broker: HandlerContext, request: Request[bodies.MetadataReque
     if result.error_code == ErrorCode.TOPIC_ALREADY_EXISTS:  # another client won the race
         await broker.cache.wait_until(lambda: broker.cache.has_leaders(name),
                                       AUTO_CREATE_WAIT_S)
-    metadata = _announced(broker.cache.topic(name))
+    metadata = _announced(broker, broker.cache.topic(name))
     if metadata is None:
         return error_entry(name, ErrorCode.LEADER_NOT_AVAILABLE)
     return topic_entry(broker, metadata)
@@ -117,7 +123,7 @@ async def handle(broker: HandlerContext, request: Request[bodies.MetadataRequest
     requested = request.body.get("topics")
     if requested is None or (request.version == 0 and not requested):
         topics = [topic_entry(broker, m) for _, m in sorted(broker.cache.topics.items())
-                  if _announced(m)]
+                  if _announced(broker, m)]
     else:
         topics = [await _resolve(broker, request, wanted) for wanted in requested]
     if request.body.get("include_topic_authorized_operations"):

@@ -105,15 +105,10 @@ def test_two_brokers_split_partition_leadership(
     admin.create_topics([NewTopic("spread", 4, 1)])["spread"].result(10)
     partitions = admin.list_topics("spread", timeout=5).topics["spread"].partitions
     assert sorted(p.leader for p in partitions.values()) == [1, 1, 2, 2]
-    # The second broker learns the topic a moment after the first (pushed states and
-    # watches); on a loaded machine the producer asked it before that and failed the
-    # records with _UNKNOWN_PARTITION.
-    via_second = AdminClient({"bootstrap.servers": second.bootstrap})
-    deadline = time.monotonic() + 30
-    while sorted(p.leader for p in via_second.list_topics("spread", timeout=5)
-                 .topics["spread"].partitions.values()) != [1, 1, 2, 2]:
-        assert time.monotonic() < deadline, "the second broker never learnt the topic"
-        time.sleep(0.1)
+    # The second broker learns the topic a moment after the first, its partitions' states
+    # one watch event at a time; producing through it at once must still work (it lists
+    # the topic only once it knows every partition, so the client waits rather than
+    # failing records for partitions it was not told of with _UNKNOWN_PARTITION).
     for partition in range(4):  # the client routes each partition to its leader
         assert produce(second.bootstrap, "spread", 50, partition=partition) == list(range(50))
     assert (first.log_dir / "spread-0").exists() != (second.log_dir / "spread-0").exists()

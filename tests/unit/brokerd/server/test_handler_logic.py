@@ -27,6 +27,7 @@ from brokerd.server.handlers.incremental_alter_configs import (
     SUBTRACT,
     apply_operations,
 )
+from brokerd.server.metadata_cache import MetadataCache
 from brokerd.server.request import Request
 from brokerd.server.topic_admin import plan_new_topic, validate_topic_name
 
@@ -127,17 +128,25 @@ def test_describe_cluster_refuses_controller_endpoints_in_an_encodable_answer() 
 
 
 
-def test_metadata_announces_a_partition_only_once_its_state_is_written() -> None:
-    """A topic being created (assignment written, no leader state yet) is unknown, and a
-    partition without a state is left out, as a Kafka broker would not know them yet."""
-    def topic(name: str, states: dict[int, PartitionState]) -> TopicMetadata:
-        return TopicMetadata(name, uuid.uuid4(), {0: (1,), 1: (1,)}, states)
-
+def test_metadata_lists_a_topic_only_once_every_partition_has_a_state() -> None:
+    """A topic being created (assignment written, some or no leader states yet) is unknown,
+    as a Kafka broker would not know it yet: listed with only some partitions, librdkafka
+    would fail the records it holds for the others with _UNKNOWN_PARTITION.  Partitions
+    added later appear together once all of theirs are written; until then the topic keeps
+    the partitions it had."""
     leader = PartitionState(1, 0, (1,))
-    topics = {"creating": topic("creating", {}), "half": topic("half", {0: leader}),
-              "ready": topic("ready", {0: leader, 1: leader})}
-    cache = SimpleNamespace(topics=topics, topic=topics.get, brokers={},
-                            live_broker_ids=lambda: {1}, effective_controller=lambda: 1)
+    cache = MetadataCache(1)
+    ids = {name: uuid.uuid4() for name in ("creating", "half", "ready", "growing")}
+
+    def put(name: str, partitions: int, states: dict[int, PartitionState]) -> None:
+        cache.put_topic(name, TopicMetadata(
+            name, ids[name], {p: (1,) for p in range(partitions)}, states))
+
+    put("creating", 2, {})
+    put("half", 2, {0: leader})
+    put("ready", 2, {0: leader, 1: leader})
+    put("growing", 1, {0: leader})
+    put("growing", 3, {0: leader, 1: leader})  # partitions 1 and 2 added, 2 has no state yet
     broker: Any = SimpleNamespace(cache=cache, cluster_id="c",
                                   config=SimpleNamespace(auto_create_topics_enable=False))
 
@@ -150,6 +159,13 @@ def test_metadata_announces_a_partition_only_once_its_state_is_written() -> None
         return {t["name"]: (t["error_code"], [p["partition_index"] for p in t["partitions"]])
                 for t in answer["topics"] if t["name"] is not None}
 
-    assert ask(None) == {"half": (0, [0]), "ready": (0, [0, 1])}
+    assert ask(None) == {"growing": (0, [0]), "ready": (0, [0, 1])}
     assert ask(["creating", "half"]) == {
-        "creating": (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []), "half": (0, [0])}
+        "creating": (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []),
+        "half": (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, [])}
+    put("half", 2, {0: leader, 1: leader})
+    put("growing", 3, {0: leader, 1: leader, 2: leader})
+    assert ask(["half", "growing"]) == {"half": (0, [0, 1]), "growing": (0, [0, 1, 2])}
+    ids["ready"] = uuid.uuid4()  # deleted and created again under its old name
+    put("ready", 2, {0: leader})
+    assert ask(["ready"]) == {"ready": (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, [])}
