@@ -104,8 +104,12 @@ def hosted_count(cluster: Cluster, topics: list[str]) -> int:
 def create(cluster: Cluster, topics: dict[str, int], deadline: float) -> tuple[int, str | None]:
     """Create ``topics`` (RF 3) in one CreateTopics request bounded by ``deadline``; return
     the partitions created and the first error."""
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
     remaining = max(deadline - time.monotonic(), 1.0)
+    # The answer comes once every new partition has its leaders (tens of seconds at
+    # 30,000); librdkafka gives up on a request in flight after socket.timeout.ms (60 s
+    # by default, at most 300 s) whatever the operation's own timeout.
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap,
+                         "socket.timeout.ms": int(min(remaining, 300.0) * 1000)})
     futures = admin.create_topics(
         [NewTopic(name, num_partitions=count, replication_factor=3,
                   config={"min.insync.replicas": "2"}) for name, count in topics.items()],
