@@ -44,6 +44,17 @@ from pathlib import Path
 from brokerd.storage.file_cache import OPEN_FILES, CachedFile, OpenFileCache
 
 
+def _map(fd: int, length: int) -> mmap.mmap:
+    """Map an index for random access: a fault reads only its page.  Why: by default a
+    fault reads around it as far as the device's read-ahead (8 MiB on this project's
+    virtual disks), so the first look at a crashed broker's preallocated 10 MB index
+    filled megabytes of page cache with its zeros: 3 ms per index, most of the 87 s that
+    a broker restarted after kill -9 spent opening 30,000 logs."""
+    mapping = mmap.mmap(fd, length)
+    mapping.madvise(mmap.MADV_RANDOM)
+    return mapping
+
+
 class MappedIndex(CachedFile):
     """A sorted array of ``ENTRY`` structs in a lazily memory-mapped file (module doc);
     ``with index as mapping:`` pins the mapping (None while the file is empty)."""
@@ -77,7 +88,7 @@ class MappedIndex(CachedFile):
         try:
             self._length = os.fstat(fd).st_size
             if self._length:
-                self._mm = mmap.mmap(fd, self._length)
+                self._mm = _map(fd, self._length)
         finally:
             os.close(fd)
 
@@ -214,7 +225,7 @@ class MappedIndex(CachedFile):
                 os.ftruncate(fd, size)
                 self._length = size
                 if size:
-                    self._mm = mmap.mmap(fd, size)
+                    self._mm = _map(fd, size)
             finally:
                 os.close(fd)
 
