@@ -11,6 +11,11 @@ version the leader last saw, so a controller's intervening write wins and the le
 None (it then acts on the controller's state).  The controller epoch is kept as read; it
 comes from the topic cache when that holds the same version (the usual case: the leader's
 version came from that cache), else from a pipelined read.
+
+A written state goes into the topic cache at once, and what changed to ``written``: the
+write's own notification is then covered and not read back
+(:mod:`brokerd.coordination.state_watch`), so this is how the leader's Metadata answers
+and its broker's controller (advancing a reassignment) learn of the new ISR.
 """
 
 from __future__ import annotations
@@ -61,10 +66,14 @@ class IsrWriter:
     """``submit`` from any thread; ``drain`` runs on the ZooKeeper thread only."""
 
     def __init__(self, client: KazooClient, cache: TopicCache,
-                 schedule: Callable[[Callable[[], None]], None]) -> None:
+                 schedule: Callable[[Callable[[], None]], None],
+                 written: Callable[[dict[str, set[int]]], None]) -> None:
+        """``written({topic: partitions})``: called on the ZooKeeper thread once a batch's
+        successful writes are in the cache."""
         self._client = client
         self._cache = cache
         self._schedule = schedule
+        self._written = written
         self._lock = threading.Lock()
         self._queue: list[IsrRequest] = []
 
@@ -96,13 +105,19 @@ class IsrWriter:
             state = PartitionState(request.leader, request.leader_epoch, request.isr, epoch)
             pending.append((request, state, self._client.set_async(
                 request.path, state.encode(), request.zk_version)))
+        changed: dict[str, set[int]] = {}
         for request, state, result in pending:
             try:
                 stat = result.get()
             except (BadVersionError, NoNodeError):
                 request.settle(None)
                 continue
-            request.settle(dataclasses.replace(state, zk_version=stat.version))
+            written = dataclasses.replace(state, zk_version=stat.version)
+            self._cache.put_states(request.topic, {request.partition: written})
+            changed.setdefault(request.topic, set()).add(request.partition)
+            request.settle(written)
+        if changed:
+            self._written(changed)
 
     def _controller_epochs(self, batch: list[IsrRequest]) -> dict[int, int]:
         """Request id -> controller epoch of the state it expects (absent: the node is

@@ -1,5 +1,5 @@
 """Every topic as last read from ZooKeeper, kept current by watches, read partition by
-partition.
+partition, and only where a change was notified that nothing known covers.
 
 Why a cache: a leader's ISR change or a controller's failover batch changes single
 partition-state nodes; re-reading a 1,000-partition topic for each of them would cost a
@@ -11,9 +11,14 @@ decides from the same cache and re-reads only what its conditional writes found 
 Reads of many nodes are pipelined (kazoo's ``*_async``: all requests sent, then all
 answers collected), so a whole topic costs about one round trip, not one per partition.
 
-Thread-safety: none; used only on the coordinator's ZooKeeper thread.  Watches are armed
-by every read with one stable callable per topic, which reports ``(topic, key)`` through
-``on_change``: ``key`` is a partition, :data:`ASSIGNMENT` or :data:`CONFIG`.  The
+Partition states are watched by one persistent watch (:mod:`.state_watch`), so reading a
+state arms nothing: a notified change is read only when the state held (read, pushed by
+the controller, or written by this broker's controller) does not already cover it.  The
+topic and config nodes keep one-shot watches, armed by every read with one stable
+callable per topic that reports ``(topic, key)`` through ``on_change``, ``key`` being
+:data:`ASSIGNMENT` or :data:`CONFIG` (the state watch reports partitions the same way).
+
+Thread-safety: none; used only on the coordinator's ZooKeeper thread.  The
 :class:`TopicMetadata` objects stored here are never mutated (each change stores a new
 one), because they are handed to the event loop's thread.
 """
@@ -31,6 +36,7 @@ from kazoo.exceptions import NoNodeError
 
 from brokerd.coordination import znodes
 from brokerd.coordination.state_feed import PushedTopic, newer_states
+from brokerd.coordination.state_watch import StateWatch
 from brokerd.coordination.znodes import PartitionState, TopicAssignment, TopicMetadata
 
 log = logging.getLogger(__name__)
@@ -45,12 +51,16 @@ class TopicCache:
     """Topic metadata by name, plus each topic node's zk_version (the controller's
     reassignment writes are conditional on it)."""
 
-    def __init__(self, client: KazooClient, on_change: Callable[[str, int], None]) -> None:
+    def __init__(self, client: KazooClient, on_change: Callable[[str, int], None],
+                 state_watch: StateWatch) -> None:
         self._client = client
         self._on_change = on_change
+        self._state_watch = state_watch
         self._watchers: dict[str, Watcher] = {}
         self.topics: dict[str, TopicMetadata] = {}
         self.versions: dict[str, int] = {}
+        # (topic, partition) -> (version read, the state watch's count at that answer)
+        self._read_marks: dict[tuple[str, int], tuple[int, int]] = {}
 
     def known(self, name: str) -> bool:
         """Whether ``name`` is watched (read at least once and not deleted since)."""
@@ -60,6 +70,7 @@ class TopicCache:
         """After a session loss: watches are gone, so every topic must be read afresh."""
         self.topics.clear()
         self.versions.clear()
+        self._read_marks.clear()
 
     def read(self, name: str, keys: set[int]) -> TopicMetadata | None:
         """Re-read what ``keys`` names and return the topic's new metadata, or None when
@@ -82,9 +93,12 @@ class TopicCache:
         changes states in every topic, and waiting for one topic's answers before sending
         the next topic's requests cost one round trip per topic (30 at 30,000
         partitions), seconds on a loaded broker.  Whole-topic reads (assignment changes,
-        topics not cached) are rare and stay one topic at a time."""
-        wanted = {name: keys for name, keys in dirty.items()
-                  if ASSIGNMENT in keys or self.known(name)}
+        topics not cached) are rare and stay one topic at a time.  Partitions whose
+        notified changes the cached state covers are not read at all."""
+        wanted = {name: keys for name, keys in dirty.items() if ASSIGNMENT in keys}
+        wanted.update({name: unsettled for name, keys in dirty.items()
+                       if ASSIGNMENT not in keys and self.known(name)
+                       and (unsettled := self._unsettled(name, keys))})
         requests = {name: self._request_states(name, _partitions(self.topics[name], keys))
                     for name, keys in wanted.items()
                     if name in self.topics and ASSIGNMENT not in keys}
@@ -102,17 +116,17 @@ class TopicCache:
         return changed
 
     def put_states(self, name: str, states: dict[int, PartitionState]) -> None:
-        """Record states this broker wrote itself (the controller), before their watch
-        events arrive, so its next decision starts from them."""
+        """Record states this broker wrote itself (as controller or as leader), so its
+        next decision starts from them and their notifications need no read.  A state
+        already newer in the cache (pushed meanwhile) stays."""
         current = self.topics.get(name)
-        if current is not None and states:
-            self._store(dataclasses.replace(current, states={**current.states, **states}))
+        if current is not None:
+            self.offer_states(name, current.topic_id, states)
 
     def offer_states(self, name: str, topic_id: uuid.UUID,
                      states: dict[int, PartitionState]) -> None:
         """States the controller pushed (see :mod:`.state_feed`): kept where newer than
-        the cached ones (by znode version), so the re-reads their watch events cause find
-        nothing new and post nothing."""
+        the cached ones (by znode version), so their notifications need no read."""
         current = self.topics.get(name)
         if current is not None:
             newer = newer_states(current, topic_id, states)
@@ -145,8 +159,7 @@ class TopicCache:
     def _read_topic(self, name: str, current: TopicMetadata | None,
                     changed: set[int] | None = None) -> TopicMetadata | None:
         """Assignment and config, plus the states of partitions not cached yet and of
-        those in ``changed``: a state whose watch fired must be read again, both for its
-        value and to re-arm its watch (other cached ones keep their armed watches)."""
+        those in ``changed`` (notified changes that nothing cached covers)."""
         watcher = self._watcher(name)
         try:
             data, stat = self._client.get(znodes.topic_path(name), watch=watcher)
@@ -154,6 +167,9 @@ class TopicCache:
             self._watchers.pop(name, None)
             self.topics.pop(name, None)
             self.versions.pop(name, None)
+            for key in [key for key in self._read_marks if key[0] == name]:
+                del self._read_marks[key]
+            self._state_watch.forget(name)
             return None
         try:
             assignment = TopicAssignment.decode(name, data)
@@ -200,51 +216,51 @@ class TopicCache:
     def _read_states(self, name: str, partitions: Iterable[int]) -> dict[int, PartitionState]:
         return self._collect_states(name, self._request_states(name, partitions))
 
+    def _unsettled(self, name: str, keys: set[int]) -> set[int]:
+        """``keys`` less the partitions whose cached state covers every change notified
+        since their last read (the controller pushed it, or wrote it here).  All of them
+        for a topic not cached (read whole)."""
+        current = self.topics.get(name)
+        if current is None:
+            return keys
+        states = current.states
+        unsettled = set()
+        for key in keys:
+            state = states.get(key)
+            mark = self._read_marks.get((name, key))
+            if (key < 0 or state is None or mark is None
+                    or not self._state_watch.covered(name, key, *mark, state.zk_version)):
+                unsettled.add(key)
+        return unsettled
+
     def _request_states(self, name: str, partitions: Iterable[int]) -> StateRequests:
-        """Send the reads (with their watches) without waiting for any answer."""
-        watcher = self._watcher(name)
-        return {p: self._client.get_async(znodes.partition_state_path(name, p),
-                                          watch=watcher)
-                for p in partitions}
+        """Send the reads without waiting for any answer."""
+        return {p: self._state_watch.read_async(name, p) for p in partitions}
 
     def _collect_states(self, name: str, requests: StateRequests) -> dict[int, PartitionState]:
-        """Wait for the answers; a missing state node gets an exists-watch so its creation
-        (by the controller) is reported."""
-        watcher = self._watcher(name)
+        """Wait for the answers, noting each one's version and notification count.  A
+        missing state node is left out: its creation is notified (and then read)."""
         states: dict[int, PartitionState] = {}
-        missing: dict[int, Any] = {}
         for partition, result in requests.items():
             try:
-                raw, stat = result.get()
+                raw, stat, count = result.get()
+                self._read_marks[(name, partition)] = (stat.version, count)
                 states[partition] = PartitionState.decode(raw, stat.version)
             except NoNodeError:
-                missing[partition] = self._client.exists_async(
-                    znodes.partition_state_path(name, partition), watch=watcher)
+                pass
             except znodes.ZnodeFormatError:
                 log.exception("ignoring unreadable state of %s-%d", name, partition)
-        for partition, result in missing.items():
-            if result.get() is not None:  # created between the two reads
-                raw, stat = self._client.get(znodes.partition_state_path(name, partition),
-                                             watch=watcher)
-                states[partition] = PartitionState.decode(raw, stat.version)
         return states
 
     def _watcher(self, name: str) -> Watcher:
         watcher = self._watchers.get(name)
         if watcher is None:
-            prefix = znodes.topic_path(name) + "/partitions/"
             config_path = znodes.topic_config_path(name)
 
             def watcher(event: Any) -> None:
                 if event.path is None:
                     return  # kazoo's reset on a lost connection: re-read on its return
-                path = event.path
-                if path.startswith(prefix):
-                    self._on_change(name, int(path[len(prefix):].split("/", 1)[0]))
-                elif path == config_path:
-                    self._on_change(name, CONFIG)
-                else:
-                    self._on_change(name, ASSIGNMENT)
+                self._on_change(name, CONFIG if event.path == config_path else ASSIGNMENT)
             self._watchers[name] = watcher
         return watcher
 

@@ -10,15 +10,20 @@ callback threads, and the broker's asyncio loop must never wait on ZooKeeper.  S
   :class:`CoordinationEvents` sink, so broker state is mutated on the loop thread only.
 
 Watches are ZooKeeper's one-shot watches re-armed on every read, with one stable callable
-per topic so kazoo does not pile up duplicates.  Failure handling: on SUSPENDED nothing is
-done (the session may come back with its watches); on LOST the ephemeral registration and
-all watches are gone, so once the client reconnects with a new session the broker
-re-registers, re-elects and re-reads everything.
+per topic so kazoo does not pile up duplicates, except for partition states: one
+persistent watch covers them all (:mod:`brokerd.coordination.state_watch`), so a state
+change pushed by the controller, or written by this broker, is not read back.
+
+Failure handling: on SUSPENDED nothing is done (the session may come back with its
+watches); on LOST the ephemeral registration and all watches are gone, so once the client
+reconnects with a new session the broker re-registers, re-elects and re-reads everything.
 
 Topics are cached (:mod:`brokerd.coordination.topic_cache`): a watch event re-reads only
 the node it names, and events are coalesced: they mark (topic, partition) dirty and one
 flush task re-reads everything dirty and posts at most one ``topic_changed`` per topic, so
-a burst of 1,000 state changes costs 1,000 pipelined reads and one post per topic.
+a burst of 1,000 state changes costs at most 1,000 pipelined reads and one post per topic.
+A state change is flushed :data:`STATE_SETTLE_S` after its notification, by which time the
+controller's push of it has usually landed and the read is skipped.
 
 Controller: the first broker to create the ephemeral ``/controller`` node (bumping
 ``/controller_epoch``) is the controller; its duties (failover, controlled shutdown,
@@ -52,6 +57,7 @@ from brokerd.coordination.isr_writes import IsrRequest, IsrWriter
 from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
 from brokerd.coordination.reconnect import new_client
 from brokerd.coordination.security_watch import SecurityEvents, SecurityWatch
+from brokerd.coordination.state_watch import StateWatch
 from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
 from brokerd.coordination.write_session import WriteSession
 from brokerd.coordination.zk_await import CoordinationUnavailableError, await_zk_work
@@ -75,6 +81,11 @@ STARTUP_QUEUE_TIMEOUT_S = 120.0
 # thread-safe): a leaving broker's poll for its controlled-shutdown result.  Its thread
 # starts at the first use.
 _BESIDE_THE_QUEUE = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zk-beside")
+# How long a notified partition-state change waits before its flush: the controller's
+# push of the same state, sent once its write is answered, lands meanwhile and makes the
+# read unneeded.  Changes that nobody pushes (a leader's ISR change) reach the other
+# brokers this much later; Kafka batches those for 2.5 s (isr_change_notification).
+STATE_SETTLE_S = 0.5
 
 
 class RegistrationError(RuntimeError):
@@ -126,8 +137,10 @@ class ZkCoordinator:
         self._client = new_client(self._hosts, session_timeout_s)
         self._write_session = WriteSession(self._hosts, self._chroot, session_timeout_s)
         self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zk")
-        self._topics = TopicCache(self._client, self._topic_event)
-        self._isr_writes = IsrWriter(self._client, self._topics, self._submit)
+        self._state_watch = StateWatch(self._client, self._state_event)
+        self._topics = TopicCache(self._client, self._topic_event, self._state_watch)
+        self._isr_writes = IsrWriter(self._client, self._topics, self._submit,
+                                     self._isr_written)
         self.states = state_feed.StateFeed(  # topics reach the broker through this, pushes merged in
             events.topic_changed, lambda topics: self._submit(self._topics.offer_pushed, topics))
         self._live_brokers: dict[int, LiveBroker] = {}  # the last snapshot (worker thread)
@@ -139,6 +152,7 @@ class ZkCoordinator:
         self._dirty: dict[str, set[int]] = {}
         self._dirty_lock = threading.Lock()
         self._flush_queued = False
+        self._settle_timer: threading.Timer | None = None
         self._broker_config: dict[str, dict[str, str]] = {}
         self._rebalance_interval_s = leader_rebalance_interval_s
         self._rebalancer: asyncio.Task[None] | None = None
@@ -183,6 +197,7 @@ class ZkCoordinator:
         self._register_sync()
         self._client.add_listener(self._on_state)
         self._refresh_brokers_sync()  # arms the /brokers/ids watch
+        self._state_watch.add()  # before the first topic reads, which it covers
         ChildrenWatch(self._client, znodes.TOPICS, self._on_topic_children)
         ChildrenWatch(self._client, znodes.DELETE_TOPICS, self._on_delete_requests)
         ChildrenWatch(self._client, znodes.CONTROLLED_SHUTDOWN, self._on_shutdown_requests)
@@ -298,6 +313,7 @@ class ZkCoordinator:
         and ``/controller``'s by running for controller again; changes made meanwhile
         arrive with the reads.  (kazoo's recipes re-arm their own watches.)"""
         log.warning("ZooKeeper connection is back: re-reading topics to re-arm their watches")
+        self._state_watch.add()
         self._topics.forget_all()
         for name in self._client.get_children(znodes.TOPICS):
             self._topic_event(name, ASSIGNMENT)
@@ -307,6 +323,7 @@ class ZkCoordinator:
     def _new_session_sync(self) -> None:
         log.warning("ZooKeeper session was lost; re-registering broker %d", self.broker_id)
         self._register_sync()
+        self._state_watch.add()
         self._topics.forget_all()  # the session's watches are gone: read everything again
         self._elect_sync()
         self._refresh_brokers_sync()
@@ -481,6 +498,38 @@ class ZkCoordinator:
                 return
             self._flush_queued = True
         self._submit(self._flush_sync)
+
+    def _state_event(self, name: str, partition: int, settle: bool) -> None:
+        """kazoo's connection thread: a partition state changed (see :mod:`.state_watch`).
+        A counted change joins the next flush, queued :data:`STATE_SETTLE_S` from now if
+        none is; a creation or deletion is flushed at once."""
+        if not settle:
+            self._topic_event(name, partition)
+            return
+        with self._dirty_lock:
+            self._dirty.setdefault(name, set()).add(partition)
+            if self._flush_queued or self._settle_timer is not None:
+                return
+            timer = self._settle_timer = threading.Timer(STATE_SETTLE_S, self._settled)
+        timer.daemon = True
+        timer.start()
+
+    def _settled(self) -> None:
+        with self._dirty_lock:
+            self._settle_timer = None
+            if self._flush_queued:
+                return
+            self._flush_queued = True
+        self._submit(self._flush_sync)
+
+    def _isr_written(self, changed: dict[str, set[int]]) -> None:
+        """This broker's own ISR writes, in the cache but never read back: hand the topics
+        to the broker and let the controller act on them, as a flush would."""
+        for name in changed:
+            metadata = self._topics.topics.get(name)
+            if metadata is not None:
+                self._post(self.states.read, name, metadata)
+        self._controller.topics_read(changed)
 
     def _flush_sync(self) -> None:
         """Re-read everything marked dirty (pipelined across topics), hand each changed

@@ -10,6 +10,7 @@ from kazoo.client import KazooClient
 
 from brokerd.coordination import writes, znodes
 from brokerd.coordination.controller import Controller
+from brokerd.coordination.state_watch import StateWatch
 from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
 from brokerd.coordination.write_session import WriteSession
 from brokerd.coordination.zk import split_connect
@@ -43,7 +44,7 @@ def test_the_controllers_state_writes_go_through_the_write_session(
               makepath=True)
     zk.create(znodes.partition_state_path("t", 0), PartitionState(2, 0, (2, 3)).encode(),
               makepath=True)
-    cache = TopicCache(zk, lambda name, key: None)
+    cache = TopicCache(zk, lambda name, key: None, StateWatch(zk, lambda *event: None))
     cache.read("t", {ASSIGNMENT})
     session = write_session(zk_connect)
     published: list[object] = []

@@ -1,0 +1,157 @@
+"""Partition-state changes through one persistent recursive watch (ZooKeeper 3.6+
+``addWatch``) instead of a one-shot watch per state node.
+
+Why: a one-shot watch is re-armed only by reading its node again, so every change of a
+partition state cost every broker one ZooKeeper read, even when the controller had already
+pushed the new state (:mod:`.state_feed`) or written it itself: after a failover at 30,000
+partitions, 30,000 reads on each broker, whose kazoo work held the GIL and stalled the
+event loops for about 2 s (bench/README.md).  A persistent watch stays armed and notifies
+every change, one notification per new version, so a broker can tell without a read
+whether what it holds covers every change notified: the version the node had when last
+read, plus the changes notified since, is the version it has now.  A pushed or own-written
+state at that version or newer needs no read (:meth:`StateWatch.covered`).
+
+Why the count is exact: ZooKeeper sends a session's notifications and answers in order,
+and the notification of a change before any answer that shows it.  kazoo reads both on one
+connection thread, so a counted read (:meth:`StateWatch.read_async`) notes the node's
+count while its answer is decoded: the notifications counted before it are of versions the
+answer shows, later ones of newer versions.  A creation or a deletion restarts versions,
+so it makes the count unknown (:data:`UNKNOWN`), which only a new read settles.
+
+kazoo 2.11 has no call for ``addWatch`` and hands notifications only to the one-shot
+watchers it registered itself, so this module sends the request and wraps the connection's
+event reader: kazoo internals, hence kazoo's exact pin in pyproject.toml; the tests use
+both against the real server.  Like kazoo's one-shot watches the watch goes with the
+connection; the coordinator adds it again before re-reading every topic.
+
+Threads: notifications are counted and reported on kazoo's connection thread; the rest is
+called from the coordinator's ZooKeeper thread.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Callable
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import UnimplementedError
+from kazoo.protocol.connection import CHANGED_EVENT
+from kazoo.protocol.serialization import GetData, Watch, int_struct, write_string
+
+from brokerd.coordination import znodes
+
+ADD_WATCH_OPCODE = 106  # ZooKeeper's OpCode.addWatch
+PERSISTENT_RECURSIVE = 1  # AddWatchMode.PERSISTENT_RECURSIVE
+# Added to a node's count by a creation or deletion: no known version can reach it.
+UNKNOWN = 1 << 40
+# (topic, partition, settle): settle is False when the count became unknown (read at once).
+OnChange = Callable[[str, int, bool], None]
+Key = tuple[str, int]
+
+
+class ZooKeeperTooOldError(RuntimeError):
+    """The server has no persistent watches (ZooKeeper before 3.6)."""
+
+
+class _AddWatch(namedtuple("_AddWatch", "path mode")):
+    type = ADD_WATCH_OPCODE
+
+    def serialize(self) -> bytearray:
+        request = bytearray(write_string(self.path))
+        request.extend(int_struct.pack(self.mode))
+        return request
+
+    @classmethod
+    def deserialize(cls, buffer: bytes, offset: int) -> bool:
+        return True  # the answer is the reply header alone
+
+
+class _CountedRead(namedtuple("_CountedRead", "path key counts")):
+    """A getData without a watch whose answer carries the node's notification count at
+    the moment kazoo decoded it (on the connection thread, in order with notifications)."""
+
+    type = GetData.type
+
+    def serialize(self) -> bytearray:
+        request = bytearray(write_string(self.path))
+        request.append(0)  # no one-shot watch
+        return request
+
+    def deserialize(self, buffer: bytes, offset: int) -> tuple[bytes, Any, int]:
+        data, stat = GetData.deserialize(buffer, offset)
+        return data, stat, self.counts.get(self.key, 0)
+
+
+class StateWatch:
+    """Notification counts of every partition-state node, and reads that note them."""
+
+    def __init__(self, client: KazooClient, on_change: OnChange) -> None:
+        self._client = client
+        self._on_change = on_change
+        self._counts: dict[Key, int] = {}
+        self._prefix = ""
+        self._hooked = False
+
+    def add(self, timeout_s: float = 10.0) -> None:
+        """Arm the watch on the topics' subtree: at start and after each reconnection, and
+        before the reads it is to cover."""
+        self._prefix = self._client.chroot + znodes.TOPICS + "/"
+        self._hook()
+        result = self._client.handler.async_result()
+        self._client._call(_AddWatch(self._prefix.rstrip("/"), PERSISTENT_RECURSIVE), result)
+        try:
+            result.get(timeout=timeout_s)
+        except UnimplementedError as exc:
+            raise ZooKeeperTooOldError(
+                "ZooKeeper 3.6 or newer is required (persistent watches, addWatch)") from exc
+
+    def read_async(self, topic: str, partition: int) -> Any:
+        """Read a state node without a one-shot watch; ``.get()`` gives ``(data, stat,
+        count)``, ``count`` being what :meth:`covered` compares against later."""
+        key = (topic, partition)
+        path = self._client.chroot + znodes.partition_state_path(topic, partition)
+        result = self._client.handler.async_result()
+        self._client._call(_CountedRead(path, key, self._counts), result)
+        return result
+
+    def covered(self, topic: str, partition: int, read_version: int, read_count: int,
+                known_version: int) -> bool:
+        """Whether a state at ``known_version`` shows every change notified since the read
+        that answered ``read_version`` at ``read_count``."""
+        notified = self._counts.get((topic, partition), 0) - read_count
+        return known_version >= read_version + notified
+
+    def forget(self, topic: str) -> None:
+        """Drop a deleted topic's counts (the next read of a re-created one starts anew:
+        it is sent after this, so its count is taken after it too)."""
+        for key in [key for key in list(self._counts) if key[0] == topic]:
+            self._counts.pop(key, None)
+
+    def _hook(self) -> None:
+        if self._hooked:
+            return
+        connection = self._client._connection
+        read_event = connection._read_watch_event
+
+        def read_watch_event(buffer: bytes, offset: int) -> Any:
+            self._notified(buffer, offset)
+            return read_event(buffer, offset)
+
+        connection._read_watch_event = read_watch_event
+        self._hooked = True
+
+    def _notified(self, buffer: bytes, offset: int) -> None:
+        """Connection thread: count a state node's notification and report it."""
+        event, _ = Watch.deserialize(buffer, offset)
+        path: str = event.path
+        if not path.startswith(self._prefix) or not path.endswith("/state"):
+            return
+        parts = path[len(self._prefix):].split("/")
+        if len(parts) != 4 or parts[1] != "partitions" or not parts[2].isdigit():
+            return
+        key = (parts[0], int(parts[2]))
+        changed = event.type == CHANGED_EVENT
+        self._counts[key] = self._counts.get(key, 0) + (1 if changed else UNKNOWN)
+        self._on_change(key[0], key[1], changed)
+
