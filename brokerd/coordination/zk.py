@@ -197,8 +197,7 @@ class ZkCoordinator:
         self._register_sync()
         self._client.add_listener(self._on_state)
         self._refresh_brokers_sync()  # arms the /brokers/ids watch
-        self._state_watch.add()  # before the first topic reads, which it covers
-        ChildrenWatch(self._client, znodes.TOPICS, self._on_topic_children)
+        self._watch_topics_sync(read_all=False)  # with the state watch, before any read
         ChildrenWatch(self._client, znodes.DELETE_TOPICS, self._on_delete_requests)
         ChildrenWatch(self._client, znodes.CONTROLLED_SHUTDOWN, self._on_shutdown_requests)
         ChildrenWatch(self._client, znodes.LOG_DIR_EVENT_NOTIFICATION, self._on_log_dir_events)
@@ -313,22 +312,18 @@ class ZkCoordinator:
         and ``/controller``'s by running for controller again; changes made meanwhile
         arrive with the reads.  (kazoo's recipes re-arm their own watches.)"""
         log.warning("ZooKeeper connection is back: re-reading topics to re-arm their watches")
-        self._state_watch.add()
         self._topics.forget_all()
-        for name in self._client.get_children(znodes.TOPICS):
-            self._topic_event(name, ASSIGNMENT)
+        self._watch_topics_sync(read_all=True)
         self._submit(self._elect_sync)  # re-arms the /controller watch (its event was lost)
         self._submit(self._refresh_brokers_sync)  # and the /brokers/ids one
 
     def _new_session_sync(self) -> None:
         log.warning("ZooKeeper session was lost; re-registering broker %d", self.broker_id)
         self._register_sync()
-        self._state_watch.add()
         self._topics.forget_all()  # the session's watches are gone: read everything again
         self._elect_sync()
         self._refresh_brokers_sync()
-        for name in self._client.get_children(znodes.TOPICS):
-            self._topic_event(name, ASSIGNMENT)
+        self._watch_topics_sync(read_all=True)
 
     # ---- registration and controller -------------------------------------------------
 
@@ -484,9 +479,29 @@ class ZkCoordinator:
 
     # ---- topics ----------------------------------------------------------------------
 
-    def _on_topic_children(self, children: list[str]) -> None:
-        for name in children:
-            if not self._topics.known(name):
+    def _watch_topics_sync(self, read_all: bool) -> None:
+        """Arm the partition-state watch and then the one-shot watch on the topic list,
+        and mark the topics to read: all of them (after a connection or session loss, when
+        watches and their events were lost), or those not known yet.
+
+        Why this order, and why not kazoo's ChildrenWatch (which re-arms itself when the
+        connection returns): ZooKeeper 3.8.0 keeps one watch mode per path and session, so a
+        recursive watch added on ``/brokers/topics`` after a children watch there silently
+        replaces it, and new topics went unnoticed after a reconnection
+        (ZOOKEEPER-4466; the children watch armed after the recursive one works)."""
+        self._state_watch.add()
+        self._read_topic_list_sync(read_all)
+
+    def _on_topics_event(self, event: Any) -> None:
+        """kazoo's thread: the topic list changed (a None path is kazoo's reset on a lost
+        connection: the reconnection re-arms).  The re-arming read runs on the ZooKeeper
+        thread, without adding the state watch again."""
+        if event.path is not None:
+            self._submit(self._read_topic_list_sync)
+
+    def _read_topic_list_sync(self, read_all: bool = False) -> None:
+        for name in self._client.get_children(znodes.TOPICS, watch=self._on_topics_event):
+            if read_all or not self._topics.known(name):
                 self._topic_event(name, ASSIGNMENT)
 
     def _topic_event(self, name: str, key: int) -> None:

@@ -156,6 +156,35 @@ def test_reregisters_after_session_expiry(zk_connect: str, zk: KazooClient) -> N
     asyncio.run(scenario())
 
 
+def test_a_broker_whose_session_expired_still_sees_new_partition_states(
+        zk_connect: str, zk: KazooClient) -> None:
+    """The state watch is per session: after a new one, states created later (here by the
+    other broker's controller, which pushes nothing in this harness) still arrive."""
+    async def scenario() -> None:
+        controller_events, events = Events(), Events()
+        controller = coordinator(zk_connect, 1, controller_events)
+        await controller.start()
+        broker = coordinator(zk_connect, 2, events, port=9093)
+        await broker.start()
+        old_owner = zk.exists("/brokers/ids/2").ephemeralOwner
+        session_id, password = broker._client.client_id
+        thief = KazooClient(hosts=zk_connect.split("/")[0], client_id=(session_id, password))
+        thief.start()
+        thief.stop()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10
+        while (stat := zk.exists("/brokers/ids/2")) is None or stat.ephemeralOwner == old_owner:
+            assert loop.time() < deadline, "broker did not re-register"
+            await asyncio.sleep(0.1)
+        await broker.barrier()
+        await controller.create_topic("late", {0: (1, 2), 1: (2, 1)}, {}, uuid.uuid4())
+        await events.until(lambda: len(getattr(events.topics.get("late"), "states", {})) == 2)
+        await broker.close()
+        await controller.close()
+
+    asyncio.run(scenario())
+
+
 class CuttableProxy:
     """A TCP proxy to ZooKeeper whose connections a test can cut, as a network blip would:
     the client sees its connection drop and reconnects within its session."""
@@ -229,6 +258,8 @@ def test_partition_changes_still_arrive_after_a_connection_loss(zk_connect: str,
         zk.set(state_path, json.dumps({**state, "leader_epoch": 7}).encode())
         await events.until(lambda: events.topics["t"].states[0].leader_epoch == 7,  # type: ignore
                            timeout=10)
+        zk.create("/brokers/topics/later", assignment.encode())  # the topic list is watched
+        await events.until(lambda: 0 in getattr(events.topics.get("later"), "states", {}))
         zk.delete("/controller")  # the /controller watch is back too: it runs again and wins
         for _ in range(100):
             if zk.exists("/controller") is not None:
