@@ -6,17 +6,17 @@ partition state cost every broker one ZooKeeper read, even when the controller h
 pushed the new state (:mod:`.state_feed`) or written it itself: after a failover at 30,000
 partitions, 30,000 reads on each broker, whose kazoo work held the GIL and stalled the
 event loops for about 2 s (bench/README.md).  A persistent watch stays armed and notifies
-every change, one notification per new version, so a broker can tell without a read
-whether what it holds covers every change notified: the version the node had when last
-read, plus the changes notified since, is the version it has now.  A pushed or own-written
-state at that version or newer needs no read (:meth:`StateWatch.covered`).
+every change, one notification per new version, so a broker knows each node's version
+without reading it: the version its last read answered, plus one per change notified
+since.  A pushed or own-written state at that version or newer needs no read
+(:meth:`StateWatch.covered`).
 
-Why the count is exact: ZooKeeper sends a session's notifications and answers in order,
+Why that version is exact: ZooKeeper sends a session's notifications and answers in order,
 and the notification of a change before any answer that shows it.  kazoo reads both on one
-connection thread, so a counted read (:meth:`StateWatch.read_async`) notes the node's
-count while its answer is decoded: the notifications counted before it are of versions the
-answer shows, later ones of newer versions.  A creation or a deletion restarts versions,
-so it makes the count unknown (:data:`UNKNOWN`), which only a new read settles.
+connection thread, so a read (:meth:`StateWatch.read_async`) records its node's version
+while its answer is decoded: notifications before it are of versions the answer shows,
+later ones each add one.  A creation or a deletion restarts versions, so it drops the
+node's version, which only a new read sets again.
 
 kazoo 2.11 has no call for ``addWatch`` and hands notifications only to the one-shot
 watchers it registered itself, so this module sends the request and wraps the connection's
@@ -24,7 +24,7 @@ event reader: kazoo internals, hence kazoo's exact pin in pyproject.toml; the te
 both against the real server.  Like kazoo's one-shot watches the watch goes with the
 connection; the coordinator adds it again before re-reading every topic.
 
-Threads: notifications are counted and reported on kazoo's connection thread; the rest is
+Threads: notifications are applied and reported on kazoo's connection thread; the rest is
 called from the coordinator's ZooKeeper thread.
 """
 
@@ -43,9 +43,7 @@ from brokerd.coordination import znodes
 
 ADD_WATCH_OPCODE = 106  # ZooKeeper's OpCode.addWatch
 PERSISTENT_RECURSIVE = 1  # AddWatchMode.PERSISTENT_RECURSIVE
-# Added to a node's count by a creation or deletion: no known version can reach it.
-UNKNOWN = 1 << 40
-# (topic, partition, settle): settle is False when the count became unknown (read at once).
+# (topic, partition, settle): settle is False when the version became unknown (read at once).
 OnChange = Callable[[str, int, bool], None]
 Key = tuple[str, int]
 
@@ -67,9 +65,9 @@ class _AddWatch(namedtuple("_AddWatch", "path mode")):
         return True  # the answer is the reply header alone
 
 
-class _CountedRead(namedtuple("_CountedRead", "path key counts")):
-    """A getData without a watch whose answer carries the node's notification count at
-    the moment kazoo decoded it (on the connection thread, in order with notifications)."""
+class _VersionedRead(namedtuple("_VersionedRead", "path key versions")):
+    """A getData without a watch that records the version it answered in ``versions``
+    when kazoo decodes it (on the connection thread, in order with notifications)."""
 
     type = GetData.type
 
@@ -78,18 +76,20 @@ class _CountedRead(namedtuple("_CountedRead", "path key counts")):
         request.append(0)  # no one-shot watch
         return request
 
-    def deserialize(self, buffer: bytes, offset: int) -> tuple[bytes, Any, int]:
+    def deserialize(self, buffer: bytes, offset: int) -> tuple[bytes, Any]:
         data, stat = GetData.deserialize(buffer, offset)
-        return data, stat, self.counts.get(self.key, 0)
+        self.versions[self.key] = stat.version
+        return data, stat
 
 
 class StateWatch:
-    """Notification counts of every partition-state node, and reads that note them."""
+    """The version of every partition-state node read since its last creation, kept
+    current by the notifications."""
 
     def __init__(self, client: KazooClient, on_change: OnChange) -> None:
         self._client = client
         self._on_change = on_change
-        self._counts: dict[Key, int] = {}
+        self._versions: dict[Key, int] = {}
         self._prefix = ""
         self._hooked = False
 
@@ -107,26 +107,24 @@ class StateWatch:
                 "ZooKeeper 3.6 or newer is required (persistent watches, addWatch)") from exc
 
     def read_async(self, topic: str, partition: int) -> Any:
-        """Read a state node without a one-shot watch; ``.get()`` gives ``(data, stat,
-        count)``, ``count`` being what :meth:`covered` compares against later."""
+        """Read a state node without a one-shot watch; ``.get()`` gives ``(data, stat)``
+        like kazoo's ``get_async``."""
         key = (topic, partition)
         path = self._client.chroot + znodes.partition_state_path(topic, partition)
         result = self._client.handler.async_result()
-        self._client._call(_CountedRead(path, key, self._counts), result)
+        self._client._call(_VersionedRead(path, key, self._versions), result)
         return result
 
-    def covered(self, topic: str, partition: int, read_version: int, read_count: int,
-                known_version: int) -> bool:
-        """Whether a state at ``known_version`` shows every change notified since the read
-        that answered ``read_version`` at ``read_count``."""
-        notified = self._counts.get((topic, partition), 0) - read_count
-        return known_version >= read_version + notified
+    def covered(self, topic: str, partition: int, known_version: int) -> bool:
+        """Whether a state at ``known_version`` shows every change of the node notified
+        so far (False when the node was never read, or created or deleted since)."""
+        version = self._versions.get((topic, partition))
+        return version is not None and known_version >= version
 
     def forget(self, topic: str) -> None:
-        """Drop a deleted topic's counts (the next read of a re-created one starts anew:
-        it is sent after this, so its count is taken after it too)."""
-        for key in [key for key in list(self._counts) if key[0] == topic]:
-            self._counts.pop(key, None)
+        """Drop a deleted topic's versions (dropping one only forces a read)."""
+        for key in [key for key in list(self._versions) if key[0] == topic]:
+            self._versions.pop(key, None)
 
     def _hook(self) -> None:
         if self._hooked:
@@ -142,7 +140,7 @@ class StateWatch:
         self._hooked = True
 
     def _notified(self, buffer: bytes, offset: int) -> None:
-        """Connection thread: count a state node's notification and report it."""
+        """Connection thread: advance (or drop) a state node's version and report it."""
         event, _ = Watch.deserialize(buffer, offset)
         path: str = event.path
         if not path.startswith(self._prefix) or not path.endswith("/state"):
@@ -152,6 +150,8 @@ class StateWatch:
             return
         key = (parts[0], int(parts[2]))
         changed = event.type == CHANGED_EVENT
-        self._counts[key] = self._counts.get(key, 0) + (1 if changed else UNKNOWN)
+        version = self._versions.pop(key, None)
+        if changed and version is not None:
+            self._versions[key] = version + 1
         self._on_change(key[0], key[1], changed)
 

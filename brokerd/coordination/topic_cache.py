@@ -59,8 +59,6 @@ class TopicCache:
         self._watchers: dict[str, Watcher] = {}
         self.topics: dict[str, TopicMetadata] = {}
         self.versions: dict[str, int] = {}
-        # (topic, partition) -> (version read, the state watch's count at that answer)
-        self._read_marks: dict[tuple[str, int], tuple[int, int]] = {}
 
     def known(self, name: str) -> bool:
         """Whether ``name`` is watched (read at least once and not deleted since)."""
@@ -70,7 +68,6 @@ class TopicCache:
         """After a session loss: watches are gone, so every topic must be read afresh."""
         self.topics.clear()
         self.versions.clear()
-        self._read_marks.clear()
 
     def read(self, name: str, keys: set[int]) -> TopicMetadata | None:
         """Re-read what ``keys`` names and return the topic's new metadata, or None when
@@ -167,8 +164,6 @@ class TopicCache:
             self._watchers.pop(name, None)
             self.topics.pop(name, None)
             self.versions.pop(name, None)
-            for key in [key for key in self._read_marks if key[0] == name]:
-                del self._read_marks[key]
             self._state_watch.forget(name)
             return None
         try:
@@ -227,9 +222,8 @@ class TopicCache:
         unsettled = set()
         for key in keys:
             state = states.get(key)
-            mark = self._read_marks.get((name, key))
-            if (key < 0 or state is None or mark is None
-                    or not self._state_watch.covered(name, key, *mark, state.zk_version)):
+            if (key < 0 or state is None
+                    or not self._state_watch.covered(name, key, state.zk_version)):
                 unsettled.add(key)
         return unsettled
 
@@ -238,13 +232,12 @@ class TopicCache:
         return {p: self._state_watch.read_async(name, p) for p in partitions}
 
     def _collect_states(self, name: str, requests: StateRequests) -> dict[int, PartitionState]:
-        """Wait for the answers, noting each one's version and notification count.  A
-        missing state node is left out: its creation is notified (and then read)."""
+        """Wait for the answers.  A missing state node is left out: its creation is
+        notified (and then read)."""
         states: dict[int, PartitionState] = {}
         for partition, result in requests.items():
             try:
-                raw, stat, count = result.get()
-                self._read_marks[(name, partition)] = (stat.version, count)
+                raw, stat = result.get()
                 states[partition] = PartitionState.decode(raw, stat.version)
             except NoNodeError:
                 pass

@@ -131,25 +131,29 @@ def test_second_broker_and_stale_registration(zk_connect: str, zk: KazooClient) 
     assert [(b.broker_id, b.start) for b in blocks] == [(1, 0), (2, 1000), (1, 2000)]
 
 
+async def expire_and_await_reregistration(broker: ZkCoordinator, zk_connect: str,
+                                          zk: KazooClient) -> None:
+    """End the broker's session (kazoo's test-harness trick: a second client on the same
+    session id closes it) and wait until it has registered again under a new one."""
+    path = f"/brokers/ids/{broker.broker_id}"
+    old_owner = zk.exists(path).ephemeralOwner
+    session_id, password = broker._client.client_id
+    thief = KazooClient(hosts=zk_connect.split("/")[0], client_id=(session_id, password))
+    thief.start()
+    thief.stop()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    while (stat := zk.exists(path)) is None or stat.ephemeralOwner == old_owner:
+        assert loop.time() < deadline, "broker did not re-register"
+        await asyncio.sleep(0.1)
+
+
 def test_reregisters_after_session_expiry(zk_connect: str, zk: KazooClient) -> None:
     async def scenario() -> None:
         events = Events()
         broker = coordinator(zk_connect, 1, events)
         await broker.start()
-        old_owner = zk.exists("/brokers/ids/1").ephemeralOwner
-        # Kazoo's test-harness trick: a second client on the same session id closes it.
-        session_id, password = broker._client.client_id
-        thief = KazooClient(hosts=zk_connect.split("/")[0], client_id=(session_id, password))
-        thief.start()
-        thief.stop()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 10
-        while True:
-            stat = zk.exists("/brokers/ids/1")
-            if stat is not None and stat.ephemeralOwner != old_owner:
-                break
-            assert loop.time() < deadline, "broker did not re-register"
-            await asyncio.sleep(0.1)
+        await expire_and_await_reregistration(broker, zk_connect, zk)
         await events.until(lambda: events.controller == 1)
         await broker.close()
 
@@ -166,16 +170,7 @@ def test_a_broker_whose_session_expired_still_sees_new_partition_states(
         await controller.start()
         broker = coordinator(zk_connect, 2, events, port=9093)
         await broker.start()
-        old_owner = zk.exists("/brokers/ids/2").ephemeralOwner
-        session_id, password = broker._client.client_id
-        thief = KazooClient(hosts=zk_connect.split("/")[0], client_id=(session_id, password))
-        thief.start()
-        thief.stop()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 10
-        while (stat := zk.exists("/brokers/ids/2")) is None or stat.ephemeralOwner == old_owner:
-            assert loop.time() < deadline, "broker did not re-register"
-            await asyncio.sleep(0.1)
+        await expire_and_await_reregistration(broker, zk_connect, zk)
         await broker.barrier()
         await controller.create_topic("late", {0: (1, 2), 1: (2, 1)}, {}, uuid.uuid4())
         await events.until(lambda: len(getattr(events.topics.get("late"), "states", {})) == 2)
