@@ -19,11 +19,10 @@ watches); on LOST the ephemeral registration and all watches are gone, so once t
 reconnects with a new session the broker re-registers, re-elects and re-reads everything.
 
 Topics are cached (:mod:`brokerd.coordination.topic_cache`): a watch event re-reads only
-the node it names, and events are coalesced: they mark (topic, partition) dirty and one
-flush task re-reads everything dirty and posts at most one ``topic_changed`` per topic, so
-a burst of 1,000 state changes costs at most 1,000 pipelined reads and one post per topic.
-A state change is flushed :data:`STATE_SETTLE_S` after its notification, by which time the
-controller's push of it has usually landed and the read is skipped.
+the node it names, and events are coalesced (:mod:`brokerd.coordination.dirty_topics`):
+they mark (topic, partition) dirty and one flush task re-reads everything dirty and posts
+at most one ``topic_changed`` per topic, so a burst of 1,000 state changes costs at most
+1,000 pipelined reads and one post per topic.
 
 Controller: the first broker to create the ephemeral ``/controller`` node (bumping
 ``/controller_epoch``) is the controller; its duties (failover, controlled shutdown,
@@ -40,7 +39,6 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import logging
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -53,6 +51,7 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from brokerd.coordination import security_writes, state_feed, writes, znodes
 from brokerd.coordination.broker_watch import LiveBroker, bounced, read_live_brokers
 from brokerd.coordination.controller import Controller
+from brokerd.coordination.dirty_topics import DirtyTopics
 from brokerd.coordination.isr_writes import IsrRequest, IsrWriter
 from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
 from brokerd.coordination.reconnect import new_client
@@ -81,11 +80,6 @@ STARTUP_QUEUE_TIMEOUT_S = 120.0
 # thread-safe): a leaving broker's poll for its controlled-shutdown result.  Its thread
 # starts at the first use.
 _BESIDE_THE_QUEUE = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zk-beside")
-# How long a notified partition-state change waits before its flush: the controller's
-# push of the same state, sent once its write is answered, lands meanwhile and makes the
-# read unneeded.  Changes that nobody pushes (a leader's ISR change) reach the other
-# brokers this much later; Kafka batches those for 2.5 s (isr_change_notification).
-STATE_SETTLE_S = 0.5
 
 
 class RegistrationError(RuntimeError):
@@ -137,8 +131,10 @@ class ZkCoordinator:
         self._client = new_client(self._hosts, session_timeout_s)
         self._write_session = WriteSession(self._hosts, self._chroot, session_timeout_s)
         self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zk")
-        self._state_watch = StateWatch(self._client, self._state_event)
-        self._topics = TopicCache(self._client, self._topic_event, self._state_watch)
+        # Watch events (kazoo threads) coalesced into flushes (worker thread).
+        self._dirty = DirtyTopics(lambda: self._submit(self._flush_sync))
+        self._state_watch = StateWatch(self._client, self._dirty.mark)
+        self._topics = TopicCache(self._client, self._dirty.mark, self._state_watch)
         self._isr_writes = IsrWriter(self._client, self._topics, self._submit,
                                      self._isr_written)
         self.states = state_feed.StateFeed(  # topics reach the broker through this, pushes merged in
@@ -148,11 +144,6 @@ class ZkCoordinator:
             self._client, self._topics, registration.broker_id,
             lambda epoch, written: self._post(self.states.written, epoch, written),
             self._write_session.client)
-        # Coalescing of topic watch events (kazoo threads) into flushes (worker thread).
-        self._dirty: dict[str, set[int]] = {}
-        self._dirty_lock = threading.Lock()
-        self._flush_queued = False
-        self._settle_timer: threading.Timer | None = None
         self._broker_config: dict[str, dict[str, str]] = {}
         self._rebalance_interval_s = leader_rebalance_interval_s
         self._rebalancer: asyncio.Task[None] | None = None
@@ -502,40 +493,7 @@ class ZkCoordinator:
     def _read_topic_list_sync(self, read_all: bool = False) -> None:
         for name in self._client.get_children(znodes.TOPICS, watch=self._on_topics_event):
             if read_all or not self._topics.known(name):
-                self._topic_event(name, ASSIGNMENT)
-
-    def _topic_event(self, name: str, key: int) -> None:
-        """Any thread: mark ``key`` of ``name`` dirty; the first mark of a burst queues
-        the flush, later ones just join it."""
-        with self._dirty_lock:
-            self._dirty.setdefault(name, set()).add(key)
-            if self._flush_queued:
-                return
-            self._flush_queued = True
-        self._submit(self._flush_sync)
-
-    def _state_event(self, name: str, partition: int, settle: bool) -> None:
-        """kazoo's connection thread: a partition state changed (see :mod:`.state_watch`).
-        A counted change joins the next flush, queued :data:`STATE_SETTLE_S` from now if
-        none is; a creation or deletion is flushed at once."""
-        if not settle:
-            self._topic_event(name, partition)
-            return
-        with self._dirty_lock:
-            self._dirty.setdefault(name, set()).add(partition)
-            if self._flush_queued or self._settle_timer is not None:
-                return
-            timer = self._settle_timer = threading.Timer(STATE_SETTLE_S, self._settled)
-        timer.daemon = True
-        timer.start()
-
-    def _settled(self) -> None:
-        with self._dirty_lock:
-            self._settle_timer = None
-            if self._flush_queued:
-                return
-            self._flush_queued = True
-        self._submit(self._flush_sync)
+                self._dirty.mark(name, ASSIGNMENT)
 
     def _isr_written(self, changed: dict[str, set[int]]) -> None:
         """This broker's own ISR writes, in the cache but never read back: hand the topics
@@ -549,9 +507,7 @@ class ZkCoordinator:
     def _flush_sync(self) -> None:
         """Re-read everything marked dirty (pipelined across topics), hand each changed
         topic to :attr:`states` (the broker), then let the controller act on what it read."""
-        with self._dirty_lock:
-            dirty, self._dirty = self._dirty, {}
-            self._flush_queued = False
+        dirty = self._dirty.take()
         changed: dict[str, set[int]] = {}
         for name, metadata in self._topics.read_changed(dirty).items():
             self._post(self.states.read, name, metadata)

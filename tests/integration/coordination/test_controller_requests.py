@@ -204,7 +204,7 @@ def test_a_burst_of_state_changes_is_read_per_partition_and_posted_once(
                 1, 5, (1,), 1).encode()) for p in range(count)]
             for result in results:
                 result.get()
-            await asyncio.to_thread(wait_until, lambda: len(broker._dirty.get("t", ())) == count,
+            await asyncio.to_thread(wait_until, lambda: len(broker._dirty.marked("t")) == count,
                                     30, "every state change marked dirty")
             gate.set()
             await events.until(lambda: all(
