@@ -82,9 +82,10 @@ def _system_seconds(pid: int) -> float:
 
 
 @contextmanager
-def three_brokers(name: str, profile: Path | None) -> Iterator[Any]:
-    """Three brokers (the test harness's cluster) on a private ZooKeeper, each under
-    cProfile writing into ``profile`` when given; everything stopped afterwards."""
+def three_brokers(name: str, profile: Path | None, **properties: str) -> Iterator[Any]:
+    """Three brokers (the test harness's cluster, with ``properties`` over its own) on a
+    private ZooKeeper, each under cProfile writing into ``profile`` when given; everything
+    stopped afterwards."""
     from tests.integration.cluster.harness import started_cluster
     from tests.support.services import start_zookeeper
 
@@ -94,7 +95,7 @@ def three_brokers(name: str, profile: Path | None) -> Iterator[Any]:
     try:
         with (tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as workdir,
               contextmanager(started_cluster)(f"{zookeeper.address}/{name}",
-                                              Path(workdir)) as cluster):
+                                              Path(workdir), **properties) as cluster):
             yield cluster
     finally:
         zookeeper.stop()

@@ -44,7 +44,7 @@ from bench.density_report import render
 from bench.failover import FAILOVER_PROPERTIES
 from bench.limits import prepare_for
 from bench.measure import process_cpu_seconds
-from bench.replication import throughput
+from bench.replication import THROUGHPUT_PROPERTIES, throughput
 from bench.report import write_json
 from bench.run_all import RESULTS_DIR, guarded, latency_probe
 from tests.integration.cluster.harness import Cluster, started_cluster
@@ -246,7 +246,7 @@ def run(plan: DensityPlan, phases: tuple[str, ...] = PHASES,
         if "default_path" in phases:
             results["default_path"] = guarded(partial(
                 in_cluster, zookeeper.address, "default-path", workdir,
-                lambda cluster: default_path(cluster, plan)))
+                lambda cluster: default_path(cluster, plan), **THROUGHPUT_PROPERTIES))
         if "partitions" in phases:
             results["partitions"] = guarded(partial(
                 in_cluster, zookeeper.address, "partitions", workdir,

@@ -44,6 +44,18 @@ PARTITIONS = 6
 # broker here, and the producer's queue of up to ~500 MB) plus a page cache that a phase
 # (2,000,000 KiB records, three copies) overwrites several times over.
 BROKERS_MEMORY_BYTES = 2560 * 1024 * 1024
+# The throughput cluster runs with the brokers' defaults (Kafka's) for the replica lag and the
+# follower's long poll, not the test harness's 2 s and 200 ms.  At full acks=all throughput
+# the producer's five requests in flight keep several batches waiting on the leader, and a
+# follower fetching one 1 MB batch per partition per round never holds everything the leader
+# had at its previous fetch, so by Kafka's rule it is never caught up: with a 2 s lag each
+# follower left and rejoined the ISR about once a second (43-60 ISR changes in a 10 s phase,
+# 2026-12-04), and acks=all then often waited for one follower instead of two.
+THROUGHPUT_PROPERTIES = {
+    "replica.lag.time.max.ms": "30000",
+    "replica.fetch.wait.max.ms": "500",
+}
+ISR_CHANGE_LINE = "proposing ISR"  # brokerd.replication.manager's log line for each proposal
 
 
 def spread_assignment(partitions: int, replicas: int, brokers: int = 3) -> list[list[int]]:
@@ -51,10 +63,17 @@ def spread_assignment(partitions: int, replicas: int, brokers: int = 3) -> list[
     return [[(i + r) % brokers + 1 for r in range(replicas)] for i in range(partitions)]
 
 
+def isr_changes(cluster: Cluster) -> int:
+    """ISR changes the cluster's leaders have proposed so far (their log lines)."""
+    return sum(broker.output().count(ISR_CHANGE_LINE) for broker in cluster.brokers.values())
+
+
 def produce(cluster: Cluster, topic: str, acks: str, records: int, seconds: float,
             memory: WarmPageCache) -> dict[str, Any]:
     """One producer to every partition of ``topic``; the CPU figures are broker 1's.  In
-    the brokers' ``memory`` cgroup, so that the hundreds of MB it queues reuse pages too."""
+    the brokers' ``memory`` cgroup, so that the hundreds of MB it queues reuse pages too.
+    ``isr_changes``: the ISR changes proposed meanwhile (a replicated figure measured while
+    followers left the ISR waited for fewer copies)."""
     leader = cluster.brokers[LEADER]
     assert leader.process is not None
     client = start_client("bench.throughput_client", [
@@ -63,7 +82,9 @@ def produce(cluster: Cluster, topic: str, acks: str, records: int, seconds: floa
         "--broker-pid", str(leader.process.pid), "--acks", acks,
         "--partitions", str(PARTITIONS)])
     memory.add(client.pid)
-    return finish_client(client, seconds + CLIENT_OVERHEAD_S)
+    changes_before = isr_changes(cluster)
+    figures = finish_client(client, seconds + CLIENT_OVERHEAD_S)
+    return {**figures, "isr_changes": isr_changes(cluster) - changes_before}
 
 
 def throughput(cluster: Cluster, records: int, seconds: float) -> dict[str, Any]:
@@ -104,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             for phase in ("t", "f"):
                 (Path(workdir) / phase).mkdir()
             with contextmanager(started_cluster)(f"{zookeeper.address}/throughput",
-                                                 Path(workdir) / "t") as cluster:
+                                                 Path(workdir) / "t",
+                                                 **THROUGHPUT_PROPERTIES) as cluster:
                 results["throughput"] = throughput(cluster, records, seconds)
             if not args.skip_failover:
                 with contextmanager(started_cluster)(f"{zookeeper.address}/failover",
@@ -127,7 +149,8 @@ def report(results: dict[str, Any]) -> None:
         figures = throughput.get(label, {})
         print(f"{label:>14}: {figures.get('mb_per_second')} MB/s, "
               f"{figures.get('records_per_second')} rec/s, "
-              f"broker 1 CPU {figures.get('broker_cpu_share')}, failed {figures.get('failed')}")
+              f"broker 1 CPU {figures.get('broker_cpu_share')}, failed {figures.get('failed')}, "
+              f"ISR changes {figures.get('isr_changes')}")
     print(f"{'ratio':>14}: {throughput.get('ratio')} (acks=all RF=3 / acks=1 RF=1, "
           f"{throughput.get('partitions')} partitions)")
     print(f"{'brokers memory':>14}: {throughput.get('brokers_memory')}")

@@ -33,7 +33,13 @@ from typing import Any
 from bench.acks_all_cpu import three_brokers
 from bench.measure import machine_busy_seconds, process_cpu_seconds
 from bench.memory_cgroup import WarmPageCache, warm_page_cache
-from bench.replication import BROKERS_MEMORY_BYTES, LEADER, RECORD_BYTES
+from bench.replication import (
+    BROKERS_MEMORY_BYTES,
+    LEADER,
+    RECORD_BYTES,
+    THROUGHPUT_PROPERTIES,
+    isr_changes,
+)
 from bench.run_all import CLIENT_OVERHEAD_S, finish_client, start_client
 
 PY_SPY = Path(sys.executable).parent / "py-spy"
@@ -68,6 +74,7 @@ def phase(cluster: Any, topic: str, acks: str, records: int, seconds: float,
                  for b, pid in pids.items()]
     before = {b: process_cpu_seconds(pid) for b, pid in pids.items()}
     machine_before = machine_busy_seconds()
+    changes_before = isr_changes(cluster)
     result = finish_client(client, seconds + CLIENT_OVERHEAD_S)
     used = {b: process_cpu_seconds(pid) - before[b] for b, pid in pids.items()}
     machine = machine_busy_seconds() - machine_before
@@ -85,6 +92,7 @@ def phase(cluster: Any, topic: str, acks: str, records: int, seconds: float,
         # included), in core-seconds
         "other_cpu_s": round(machine - sum(used.values()) - client_cpu, 2),
         "failed": result["failed"],
+        "isr_changes": isr_changes(cluster) - changes_before,
     }
 
 
@@ -93,7 +101,7 @@ def measure(rounds: int, records: int, seconds: float, spy_dir: Path | None,
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
     phases: dict[str, list[dict[str, Any]]] = {"1": [], "all": []}
-    with (three_brokers("replication-cpu", profile) as cluster,
+    with (three_brokers("replication-cpu", profile, **THROUGHPUT_PROPERTIES) as cluster,
           warm_page_cache([b.process.pid for b in cluster.brokers.values() if b.process],
                           BROKERS_MEMORY_BYTES, cluster.workdir) as memory):
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
