@@ -4,9 +4,12 @@ before the first fetch of an epoch, appends, out-of-range restarts, parked error
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.protocol.records import build_batch
@@ -111,3 +114,50 @@ def test_a_closed_fetcher_manager_follows_nothing(tmp_path: Path) -> None:
         return before, manager.fetching(("t", 0))
 
     assert asyncio.run(scenario()) == (True, False)
+
+
+class RefusingLeader:
+    """Answers every partition of every Fetch with NOT_LEADER_OR_FOLLOWER (a leader that
+    has just handed its leaderships away)."""
+
+    async def request(self, api_key: int, version: int, body: dict[str, Any],
+                      extra_wait_s: float = 0.0, codec: Any = None) -> dict[str, Any]:
+        return {"error_code": 0, "session_id": 0, "responses": [
+            {"topic": topic["topic"], "partitions": [
+                {"partition_index": p["partition"], "high_watermark": -1,
+                 "log_start_offset": -1, "records": None,
+                 "error_code": ErrorCode.NOT_LEADER_OR_FOLLOWER}
+                for p in topic["partitions"]]}
+            for topic in body["topics"]]}
+
+
+def test_partitions_an_answer_parks_are_logged_in_one_line(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    log = LogManager([tmp_path], LogConfig())
+    partitions = []
+    for index in range(5):
+        partition = Partition("t", index, uuid.uuid4(),
+                              log.get_or_create("t", index, LogConfig()), broker_id=2)
+        partition.become_follower(1, 5, (1, 2), (1, 2), 0)
+        partitions.append(partition)
+
+    async def scenario() -> ReplicaFetcher:
+        fetcher = ReplicaFetcher(1, FetchSettings(2), lambda _: None, ByteRateLimit())
+        for partition in partitions:
+            fetcher.partitions[("t", partition.index)] = _Fetching(
+                partition, partition.leader_epoch, needs_truncation=False)
+            fetcher._stale.add(("t", partition.index))
+        await fetcher._fetch(RefusingLeader())  # type: ignore[arg-type]
+        return fetcher
+
+    with caplog.at_level(logging.INFO, logger="brokerd.replication.fetcher"):
+        fetcher = asyncio.run(scenario())
+    assert all(f.parked_until > 0 for f in fetcher.partitions.values())
+    [line] = [r.getMessage() for r in caplog.records]
+    error = int(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    head, _, examples = line.partition(" partition(s): ")
+    assert head == f"leader 1 answered error {error} for 5"
+    named, _, rest = examples.partition(" and ")
+    assert rest == "2 more; retrying in 0.5 s"
+    assert set(named.split(", ")) < {f"t-{index} (epoch 5)" for index in range(5)}
+    assert len(named.split(", ")) == 3
