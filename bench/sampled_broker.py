@@ -11,17 +11,26 @@ used, and the handler records the main thread's stack (the event loop's: every r
 is served there).  Time inside a C call is charged to the Python line that made it.
 With ``BENCH_SAMPLE_BY_SECOND=1`` each stack starts with the wall-clock second it was
 sampled in (``s1795586300;…``), to pick out a window such as a failover.
+With ``BENCH_SAMPLE_STALLS_MS=N`` a watchdog thread also records the main thread's stack
+every 10 ms of wall time while the event loop has not run a heartbeat callback for more than
+N ms, as ``stall;…`` lines: what blocks the loop, which CPU samples alone cannot tell apart
+from many short steps.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from types import FrameType
+from typing import Any
+
+import uvloop
 
 from brokerd.__main__ import main as brokerd_main
 
@@ -46,12 +55,45 @@ def _sample_by_second(_signum: int, frame: FrameType | None) -> None:
     SAMPLES[f"s{int(time.time())};{_stack(frame)}"] += 1
 
 
+STALL_POLL_S = 0.01
+_last_beat = time.monotonic()
+
+
+def _beat(loop: asyncio.AbstractEventLoop) -> None:
+    global _last_beat
+    _last_beat = time.monotonic()
+    loop.call_later(STALL_POLL_S, _beat, loop)
+
+
+def _with_heartbeat(run: Callable[..., Any]) -> Callable[..., Any]:
+    """``uvloop.run`` whose loop runs :func:`_beat` from its start."""
+    def run_beating(main: Any, **kwargs: Any) -> Any:
+        def new_loop() -> asyncio.AbstractEventLoop:
+            loop = uvloop.new_event_loop()
+            loop.call_soon(_beat, loop)
+            return loop
+        return run(main, loop_factory=new_loop, **kwargs)
+    return run_beating
+
+
+def _watch_stalls(threshold_s: float, main_thread: int, by_second: bool) -> None:
+    while True:
+        time.sleep(STALL_POLL_S)
+        if time.monotonic() - _last_beat > threshold_s:
+            stack = _stack(sys._current_frames().get(main_thread))
+            SAMPLES[f"s{int(time.time())};stall;{stack}" if by_second else f"stall;{stack}"] += 1
+
+
 def main(argv: list[str]) -> int:
     output, *brokerd_args = argv
     interval_s = int(os.environ.get("BENCH_SAMPLE_US", "1000")) / 1e6
     by_second = os.environ.get("BENCH_SAMPLE_BY_SECOND") == "1"
     signal.signal(signal.SIGPROF, _sample_by_second if by_second else _sample)
     signal.setitimer(signal.ITIMER_PROF, interval_s, interval_s)
+    if stall_ms := int(os.environ.get("BENCH_SAMPLE_STALLS_MS", "0")):
+        uvloop.run = _with_heartbeat(uvloop.run)
+        threading.Thread(target=_watch_stalls, daemon=True, args=(
+            stall_ms / 1000, threading.get_ident(), by_second)).start()
     threading.Thread(target=_write_every, args=(output, DUMP_INTERVAL_S), daemon=True).start()
     try:
         return brokerd_main(brokerd_args)
