@@ -11,10 +11,10 @@ used, and the handler records the main thread's stack (the event loop's: every r
 is served there).  Time inside a C call is charged to the Python line that made it.
 With ``BENCH_SAMPLE_BY_SECOND=1`` each stack starts with the wall-clock second it was
 sampled in (``s1795586300;…``), to pick out a window such as a failover.
-With ``BENCH_SAMPLE_STALLS_MS=N`` a watchdog thread also records the main thread's stack
-every 10 ms of wall time while the event loop has not run a heartbeat callback for more than
-N ms, as ``stall;…`` lines: what blocks the loop, which CPU samples alone cannot tell apart
-from many short steps.
+With ``BENCH_SAMPLE_STALLS_MS=N`` the stack is also recorded every 10 ms of wall time
+(``ITIMER_REAL``) while the event loop has not run a heartbeat callback for more than N ms,
+as ``stall;…`` lines: what blocks the loop, which CPU samples alone cannot tell apart from
+many short steps.
 """
 
 from __future__ import annotations
@@ -76,12 +76,15 @@ def _with_heartbeat(run: Callable[..., Any]) -> Callable[..., Any]:
     return run_beating
 
 
-def _watch_stalls(threshold_s: float, main_thread: int, by_second: bool) -> None:
-    while True:
-        time.sleep(STALL_POLL_S)
+def _stall_sampler(threshold_s: float, by_second: bool) -> Callable[[int, FrameType | None], None]:
+    """A SIGALRM handler (every :data:`STALL_POLL_S` of wall time) recording the stack
+    while the loop's heartbeat is older than ``threshold_s``.  In the main thread, like
+    the CPU sampler: another thread walking the main thread's frames crashed the broker."""
+    def sample(_signum: int, frame: FrameType | None) -> None:
         if time.monotonic() - _last_beat > threshold_s:
-            stack = _stack(sys._current_frames().get(main_thread))
+            stack = _stack(frame)
             SAMPLES[f"s{int(time.time())};stall;{stack}" if by_second else f"stall;{stack}"] += 1
+    return sample
 
 
 def main(argv: list[str]) -> int:
@@ -92,13 +95,14 @@ def main(argv: list[str]) -> int:
     signal.setitimer(signal.ITIMER_PROF, interval_s, interval_s)
     if stall_ms := int(os.environ.get("BENCH_SAMPLE_STALLS_MS", "0")):
         uvloop.run = _with_heartbeat(uvloop.run)
-        threading.Thread(target=_watch_stalls, daemon=True, args=(
-            stall_ms / 1000, threading.get_ident(), by_second)).start()
+        signal.signal(signal.SIGALRM, _stall_sampler(stall_ms / 1000, by_second))
+        signal.setitimer(signal.ITIMER_REAL, STALL_POLL_S, STALL_POLL_S)
     threading.Thread(target=_write_every, args=(output, DUMP_INTERVAL_S), daemon=True).start()
     try:
         return brokerd_main(brokerd_args)
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
         _write(output)
 
 
