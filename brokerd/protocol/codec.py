@@ -12,8 +12,10 @@ ApiVersions, whose response header is always v0 so a client can parse the answer
 knows which versions the broker speaks.
 
 Fetch v12, the replicated path's most frequent request, is read and written by the
-hand-written :mod:`~brokerd.protocol.fetch_v12` when it has the usual shape, with exactly
-the generic codec's result; anything else goes through the generic codec.
+hand-written :mod:`~brokerd.protocol.fetch_v12` when it has the usual shape, and the
+controller's LeaderAndIsr v5 pushes (thousands of states each) are read by
+:mod:`~brokerd.protocol.leader_and_isr_v5`, both with exactly the generic codec's result;
+anything else goes through the generic codec.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from brokerd.protocol import fetch_v12
+from brokerd.protocol import fetch_v12, leader_and_isr_v5
 from brokerd.protocol.api_keys import ApiKey
 from brokerd.protocol.compiler import (
     STRICT_ENCODING,
@@ -100,6 +102,14 @@ def _response_header_flexible(api_key: int, codec: _VersionCodec) -> bool:
     return codec.flexible and api_key != ApiKey.API_VERSIONS
 
 
+# Modules whose ``decode_request_body`` reads a request by hand when it has the usual
+# shape (None: the generic decoder reads it).
+_HAND_WRITTEN_DECODERS = {
+    (ApiKey.FETCH, fetch_v12.VERSION): fetch_v12,
+    (ApiKey.LEADER_AND_ISR, leader_and_isr_v5.VERSION): leader_and_isr_v5,
+}
+
+
 def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, dict[str, Any]]:
     """Decode one request frame (the bytes after the size prefix).
 
@@ -125,8 +135,8 @@ def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader
     try:
         if codec.flexible:
             pos = skip_tagged_fields(buf, pos)
-        body = (fetch_v12.decode_request_body(buf, pos)
-                if api_key == ApiKey.FETCH and api_version == fetch_v12.VERSION else None)
+        by_hand = _HAND_WRITTEN_DECODERS.get((api_key, api_version))
+        body = by_hand.decode_request_body(buf, pos) if by_hand is not None else None
         if body is None:
             body, _ = codec.decode_request(buf, pos)
     except _CODEC_FAILURES as exc:
