@@ -25,6 +25,7 @@ Not thread-safe: the loop thread only.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -154,7 +155,12 @@ class ReplicaFetcher:
         # costs nothing per partition.
         self._fields: dict[Key, dict[str, Any]] = {}
         self._stale: set[Key] = set()  # fields to recompute before the next fetch
-        self._held: set[Key] = set()  # parked, truncating or throttled: rechecked each round
+        self._held: set[Key] = set()  # throttled: rechecked each round
+        self._truncating: set[Key] = set()  # to truncate before fetching (see _truncate)
+        # (parked until, key): rechecked once due, not every round (a leader handing
+        # 10,000 leaderships away parks them all, and rechecking each one twice per round
+        # was seconds of a survivor's loop in a controlled shutdown at 30,000 partitions)
+        self._parked: list[tuple[float, Key]] = []
         self._changed: set[Key] = set()  # fields changed since the leader last heard
         self._next_full_check = 0.0
         self._newly_parked: dict[int, list[str]] = {}  # error -> partitions, logged per answer
@@ -232,20 +238,32 @@ class ReplicaFetcher:
             pass
 
     def _refresh(self, now: float) -> None:
-        """Bring :attr:`_fields` up to date: recompute the stale and held partitions
-        (and every FULL_CHECK_S all of them), noting which fields changed."""
+        """Bring :attr:`_fields` up to date: recompute the stale, throttled and newly
+        unparked partitions (and every FULL_CHECK_S all of them), noting which fields
+        changed, and sort out the partitions that cannot be fetched now: parked ones wait
+        in :attr:`_parked` until due, those to truncate in :attr:`_truncating` (truncation
+        makes them stale again).  Others come back through :meth:`add` (a new leader or
+        epoch) or :meth:`set_throttled`."""
         if now >= self._next_full_check:
             self._next_full_check = now + FULL_CHECK_S
             self._stale.update(self.partitions)
             self._stale.update(self._fields)
         keys, self._stale = self._stale | self._held, set()
+        while self._parked and self._parked[0][0] <= now:
+            keys.add(heapq.heappop(self._parked)[1])
         for key in keys:
             fetching = self.partitions.get(key)
             fields = self._fields_of(fetching, now) if fetching is not None else None
-            if fetching is not None and (fields is None or fetching.throttled):
+            self._held.discard(key)
+            self._truncating.discard(key)
+            if fetching is None:
+                pass
+            elif fetching.parked_until > now:
+                heapq.heappush(self._parked, (fetching.parked_until, key))
+            elif fetching.needs_truncation:
+                self._truncating.add(key)
+            elif fetching.throttled:
                 self._held.add(key)
-            else:
-                self._held.discard(key)
             if fields is None:
                 if self._fields.pop(key, None) is not None:
                     self._changed.add(key)
@@ -275,7 +293,7 @@ class ReplicaFetcher:
     async def _truncate(self, connection: InterBrokerConnection) -> None:
         now = time.monotonic()
         self._refresh(now)
-        pending = [(key, f) for key in self._held
+        pending = [(key, f) for key in self._truncating
                    if (f := self.partitions.get(key)) is not None and f.needs_truncation
                    and f.parked_until <= now and f.partition.leader_epoch == f.leader_epoch]
         asked = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -131,27 +132,28 @@ class RefusingLeader:
             for topic in body["topics"]]}
 
 
-def test_partitions_an_answer_parks_are_logged_in_one_line(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def refused_fetcher(tmp_path: Path, count: int) -> ReplicaFetcher:
+    """A fetcher of ``count`` partitions whose one fetch :class:`RefusingLeader` answered."""
     log = LogManager([tmp_path], LogConfig())
-    partitions = []
-    for index in range(5):
-        partition = Partition("t", index, uuid.uuid4(),
-                              log.get_or_create("t", index, LogConfig()), broker_id=2)
-        partition.become_follower(1, 5, (1, 2), (1, 2), 0)
-        partitions.append(partition)
 
     async def scenario() -> ReplicaFetcher:
         fetcher = ReplicaFetcher(1, FetchSettings(2), lambda _: None, ByteRateLimit())
-        for partition in partitions:
-            fetcher.partitions[("t", partition.index)] = _Fetching(
-                partition, partition.leader_epoch, needs_truncation=False)
-            fetcher._stale.add(("t", partition.index))
+        for index in range(count):
+            partition = Partition("t", index, uuid.uuid4(),
+                                  log.get_or_create("t", index, LogConfig()), broker_id=2)
+            partition.become_follower(1, 5, (1, 2), (1, 2), 0)
+            fetcher.partitions[("t", index)] = _Fetching(partition, partition.leader_epoch,
+                                                         needs_truncation=False)
+            fetcher._stale.add(("t", index))
         await fetcher._fetch(RefusingLeader())  # type: ignore[arg-type]
         return fetcher
+    return asyncio.run(scenario())
 
+
+def test_partitions_an_answer_parks_are_logged_in_one_line(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger="brokerd.replication.fetcher"):
-        fetcher = asyncio.run(scenario())
+        fetcher = refused_fetcher(tmp_path, 5)
     assert all(f.parked_until > 0 for f in fetcher.partitions.values())
     [line] = [r.getMessage() for r in caplog.records]
     error = int(ErrorCode.NOT_LEADER_OR_FOLLOWER)
@@ -161,3 +163,23 @@ def test_partitions_an_answer_parks_are_logged_in_one_line(
     assert rest == "2 more; retrying in 0.5 s"
     assert set(named.split(", ")) < {f"t-{index} (epoch 5)" for index in range(5)}
     assert len(named.split(", ")) == 3
+
+
+def test_parked_partitions_are_looked_at_again_only_once_their_back_off_is_over(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fetcher = refused_fetcher(tmp_path, 5)
+    fetcher._refresh(time.monotonic())  # the answer's parks sorted out
+    looked_at: list[tuple[str, int]] = []
+    fields_of = fetcher._fields_of
+
+    def counting(fetching: _Fetching, now: float) -> dict[str, Any] | None:
+        looked_at.append((fetching.partition.topic, fetching.partition.index))
+        return fields_of(fetching, now)
+    monkeypatch.setattr(fetcher, "_fields_of", counting)
+    until = max(f.parked_until for f in fetcher.partitions.values())
+    for _ in range(3):
+        fetcher._refresh(until - 0.1)
+    assert looked_at == [] and fetcher._fields == {}
+    fetcher._refresh(until)
+    assert sorted(looked_at) == [("t", index) for index in range(5)]
+    assert sorted(fetcher._fields) == [("t", index) for index in range(5)]  # fetched again

@@ -6,6 +6,7 @@ the ISR, and a refused session replaced by a full fetch."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -160,7 +161,7 @@ def test_a_parked_partition_leaves_the_session_and_rejoins_when_it_may_fetch(
         fetcher._park(("t", 1), parked, ErrorCode.NOT_LEADER_OR_FOLLOWER)
         await fetcher._fetch(leader)  # type: ignore[arg-type]
         await fetcher._fetch(leader)  # type: ignore[arg-type]
-        parked.parked_until = 0.0  # the back-off is over
+        await asyncio.sleep(parked.parked_until - time.monotonic() + 0.01)  # back-off over
         await fetcher._fetch(leader)  # type: ignore[arg-type]
         return leader.bodies
 
