@@ -10,8 +10,8 @@ every log cleanly; without it, each log re-validates from its recovery point.
 Deleted partitions are first renamed to ``<topic>-<partition>.<hex>-delete`` (atomic,
 so a crash never resurrects a half-deleted log) and then removed; leftovers of that kind
 are removed at load. Periodic work is exposed as hooks the server schedules with
-explicit ``now_ms``: :meth:`enforce_retention`, :meth:`logs_due_for_flush`,
-:meth:`delete_expired_files` and :meth:`checkpoint`.
+explicit ``now_ms``: :meth:`logs_due_for_flush` and :meth:`checkpoint`; retention is
+applied log by log (``Log.enforce_retention``), so the server can yield between logs.
 
 Flushes by policy (``flush.messages``, ``flush.ms``, and every rolled segment) look only
 at the logs in an "unflushed" set: each log reports its appends and rolls through its
@@ -234,10 +234,6 @@ class LogManager:
         return deleted
 
     # -- periodic hooks -----------------------------------------------------------------
-    def enforce_retention(self, now_ms: int) -> int:
-        """Apply retention to every log; returns the number of segments deleted."""
-        return sum(log.enforce_retention(now_ms) for log in self._logs.values())
-
     def logs_due_for_flush(self, now_ms: int) -> list[Log]:
         """Logs whose flush policy asks for an fsync; run ``log.flush`` in a worker.
         Visits only the unflushed set, and forgets the partitions (deleted, or flushed
@@ -252,10 +248,6 @@ class LogManager:
                 due.append(log)
         self._unflushed.difference_update(done)
         return due
-
-    def delete_expired_files(self, now_ms: int) -> None:
-        for log in self._logs.values():
-            log.delete_expired_files(now_ms)
 
     def checkpoint(self) -> None:
         """Persist recovery points, log starts and high watermarks of every log dir, and

@@ -165,7 +165,8 @@ def test_hundreds_of_logs_within_a_tiny_budget(
     assert descriptors <= tiny_budget and mappings <= tiny_budget
     logs[7].truncate_to(4)
     logs[8].delete_records_before(4)
-    manager.delete_expired_files(clock.now_ms)
+    for log in logs:
+        log.delete_expired_files(clock.now_ms)
     assert logs[9].offset_for_timestamp(NOW_MS + 1) == (0, NOW_MS + 1)  # time indexes
     manager.close()
     assert held_under(data) == (0, 0)

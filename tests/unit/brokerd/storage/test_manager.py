@@ -104,8 +104,8 @@ def test_periodic_hooks(tmp_path: Path, clock: FakeClock) -> None:
     log.append_as_leader(batch(1), 0)
     clock.advance(5000)
     commit(log)
-    assert logs.enforce_retention(clock.now_ms) == 1
-    logs.delete_expired_files(clock.now_ms)
+    assert log.enforce_retention(clock.now_ms) == 1
+    log.delete_expired_files(clock.now_ms)
     segment_files = sorted(p.name for p in log.directory.iterdir() if p.name.startswith("0"))
     assert segment_files == [f"{2:020d}{suffix}" for suffix in (".index", ".log", ".timeindex")]
 
