@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import struct
 import uuid
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from brokerd.coordination.znodes import PartitionState
@@ -44,8 +44,16 @@ class PushRequest(NamedTuple):
     states: dict[tuple[str, int], Entry]
 
 
-def _int32s(out: bytearray, values: Iterable[int]) -> None:
-    values = tuple(values)
+# A compact int32 array of up to 7 elements (replica lists): its one-byte length and its
+# values through one prepared struct (four per partition state, 120,000 per failover of
+# 30,000 partitions).
+_SHORT_INT32_ARRAYS = [struct.Struct(f">B{count}i") for count in range(8)]
+
+
+def _int32s(out: bytearray, values: Sequence[int]) -> None:
+    if len(values) < len(_SHORT_INT32_ARRAYS):
+        out += _SHORT_INT32_ARRAYS[len(values)].pack(len(values) + 1, *values)
+        return
     write_uvarint(out, len(values) + 1)
     out += struct.pack(f">{len(values)}i", *values)
 
