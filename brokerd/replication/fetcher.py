@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -52,7 +53,9 @@ SESSION_ERRORS = frozenset({ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
                             ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR})
 # Fetch fields are recomputed when something we do changes them (append, truncation, a
 # park, a new epoch); a log start offset moved by retention tells nobody, so every
-# partition's fields are recomputed this often too.
+# partition's fields are recomputed this often too, a slice per round in proportion to the
+# time passed, done within the first half of the period (all at once was 10,000
+# partitions in one step of a follower's loop at 30,000 partitions).
 FULL_CHECK_S = 10.0
 # A parked batch is logged as one line naming this many of its partitions: a leader that
 # hands 10,000 leaderships away answers each of them NOT_LEADER_OR_FOLLOWER until the new
@@ -163,6 +166,9 @@ class ReplicaFetcher:
         self._parked: list[tuple[float, Key]] = []
         self._changed: set[Key] = set()  # fields changed since the leader last heard
         self._next_full_check = 0.0
+        self._rechecks: list[Key] = []  # what this period's full check has still to cover
+        self._rechecks_per_s = 0.0
+        self._last_refresh = 0.0
         self._newly_parked: dict[int, list[str]] = {}  # error -> partitions, logged per answer
 
     def add(self, partition: Partition, throttled: bool) -> None:
@@ -239,15 +245,12 @@ class ReplicaFetcher:
 
     def _refresh(self, now: float) -> None:
         """Bring :attr:`_fields` up to date: recompute the stale, throttled and newly
-        unparked partitions (and every FULL_CHECK_S all of them), noting which fields
+        unparked partitions (and the full check's slice), noting which fields
         changed, and sort out the partitions that cannot be fetched now: parked ones wait
         in :attr:`_parked` until due, those to truncate in :attr:`_truncating` (truncation
         makes them stale again).  Others come back through :meth:`add` (a new leader or
         epoch) or :meth:`set_throttled`."""
-        if now >= self._next_full_check:
-            self._next_full_check = now + FULL_CHECK_S
-            self._stale.update(self.partitions)
-            self._stale.update(self._fields)
+        self._stale.update(self._full_check_slice(now))
         keys, self._stale = self._stale | self._held, set()
         while self._parked and self._parked[0][0] <= now:
             keys.add(heapq.heappop(self._parked)[1])
@@ -270,6 +273,20 @@ class ReplicaFetcher:
             elif self._fields.get(key) != fields:
                 self._fields[key] = fields
                 self._changed.add(key)
+
+    def _full_check_slice(self, now: float) -> list[Key]:
+        """The partitions whose turn in the periodic full check (``FULL_CHECK_S``) has come."""
+        if not self._rechecks and now >= self._next_full_check:
+            self._next_full_check = now + FULL_CHECK_S
+            self._rechecks = list(self.partitions)
+            self._rechecks_per_s = len(self._rechecks) / (FULL_CHECK_S / 2)
+        count = math.ceil(self._rechecks_per_s * (now - self._last_refresh))
+        self._last_refresh = now
+        if count <= 0:
+            return []
+        taken = self._rechecks[-count:]
+        del self._rechecks[-count:]
+        return taken
 
     def _fields_of(self, fetching: _Fetching, now: float) -> dict[str, Any] | None:
         """What a fetch asks of this partition now; None while it must not be fetched."""

@@ -183,3 +183,34 @@ def test_parked_partitions_are_looked_at_again_only_once_their_back_off_is_over(
     fetcher._refresh(until)
     assert sorted(looked_at) == [("t", index) for index in range(5)]
     assert sorted(fetcher._fields) == [("t", index) for index in range(5)]  # fetched again
+
+
+def test_the_periodic_full_check_is_spread_over_the_rounds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = LogManager([tmp_path], LogConfig())
+    fetcher = ReplicaFetcher(1, FetchSettings(2), lambda _: None, ByteRateLimit())
+    for index in range(100):
+        partition = Partition("t", index, uuid.uuid4(),
+                              log.get_or_create("t", index, LogConfig()), broker_id=2)
+        partition.become_follower(1, 5, (1, 2), (1, 2), 0)
+        fetcher.partitions[("t", index)] = _Fetching(partition, partition.leader_epoch,
+                                                     needs_truncation=False)
+    start = 1000.0
+    fetcher._refresh(start)  # the first period's check takes everything at once
+    assert len(fetcher._fields) == 100
+    looked_at: list[int] = []
+    fields_of = fetcher._fields_of
+
+    def counting(fetching: _Fetching, now: float) -> dict[str, Any] | None:
+        looked_at.append(fetching.partition.index)
+        return fields_of(fetching, now)
+    monkeypatch.setattr(fetcher, "_fields_of", counting)
+    per_round = []
+    for step in range(1, 31):  # a round every 0.5 s, for 15 s
+        before = len(looked_at)
+        fetcher._refresh(start + step * 0.5)
+        per_round.append(len(looked_at) - before)
+    # Nothing until the next period (10 s on), then 100 partitions over 5 s, once each.
+    assert per_round[:19] == [0] * 19
+    assert max(per_round) <= 10 and sum(per_round[19:29]) == 100
+    assert sorted(looked_at) == list(range(100))
