@@ -29,7 +29,8 @@ Controller: the first broker to create the ephemeral ``/controller`` node (bumpi
 preferred leaders, reassignment, first leaders of new partitions) are in
 :mod:`brokerd.coordination.controller`.  It also executes ``/admin/delete_topics``.
 Every broker keeps the controller's inputs current (live brokers, brokers shutting down,
-the topic cache), so whoever wins the next election can act at once.
+the topic cache), so whoever wins the next election can act at once.  The admin-request
+and dynamic broker config watches are in :mod:`brokerd.coordination.admin_watch`.
 """
 
 from __future__ import annotations
@@ -46,9 +47,10 @@ from typing import Any, Protocol, TypeVar
 
 from kazoo.client import KazooState
 from kazoo.exceptions import NodeExistsError, NoNodeError
-from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+from kazoo.recipe.watchers import ChildrenWatch
 
 from brokerd.coordination import security_writes, state_feed, writes, znodes
+from brokerd.coordination.admin_watch import BrokerConfigWatch, watch_admin_requests
 from brokerd.coordination.broker_watch import LiveBroker, bounced, read_live_brokers
 from brokerd.coordination.controller import Controller
 from brokerd.coordination.dirty_topics import DirtyTopics
@@ -144,7 +146,9 @@ class ZkCoordinator:
             self._client, self._topics, registration.broker_id,
             lambda epoch, written: self._post(self.states.written, epoch, written),
             self._write_session.client)
-        self._broker_config: dict[str, dict[str, str]] = {}
+        self._broker_configs = BrokerConfigWatch(self._client, registration.broker_id,
+                                                 events.broker_config_changed, self._post,
+                                                 self._submit)
         self._rebalance_interval_s = leader_rebalance_interval_s
         self._rebalancer: asyncio.Task[None] | None = None
         self._session_lost = False
@@ -192,11 +196,9 @@ class ZkCoordinator:
         ChildrenWatch(self._client, znodes.DELETE_TOPICS, self._on_delete_requests)
         ChildrenWatch(self._client, znodes.CONTROLLED_SHUTDOWN, self._on_shutdown_requests)
         ChildrenWatch(self._client, znodes.LOG_DIR_EVENT_NOTIFICATION, self._on_log_dir_events)
-        DataWatch(self._client, znodes.REASSIGN_PARTITIONS, self._on_reassign_request)
-        DataWatch(self._client, znodes.PREFERRED_ELECTION, self._on_preferred_request)
-        for entity in (znodes.DEFAULT_BROKER_CONFIG, str(self.broker_id)):
-            DataWatch(self._client, znodes.broker_config_path(entity),
-                      self._broker_config_watcher(entity))
+        watch_admin_requests(self._client, self._submit, self._controller.reassign,
+                             self._controller.elect_preferred)
+        self._broker_configs.start()
         self._elect_sync()
 
     async def watch_security(self, events: SecurityEvents,
@@ -376,6 +378,11 @@ class ZkCoordinator:
     def _on_controller_event(self, event: Any) -> None:
         self._submit(self._elect_sync)
 
+    async def _rebalance_periodically(self, interval_s: float) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            self._submit(self._controller.elect_preferred, None)
+
     # ---- brokers ---------------------------------------------------------------------
 
     def _on_broker_event(self, event: Any) -> None:
@@ -431,42 +438,6 @@ class ZkCoordinator:
     def _shutdown_requests_sync(self, children: list[str]) -> None:
         self._controller.shutting_down = {int(c) for c in children if c.isdigit()}
         self._controller.handle_shutdowns()
-
-    # ---- admin requests and dynamic broker config ------------------------------------
-
-    def _on_reassign_request(self, data: bytes | None, stat: Any) -> None:
-        if data:
-            self._submit(self._requests_sync, self._controller.reassign, data)
-
-    def _on_preferred_request(self, data: bytes | None, stat: Any) -> None:
-        if stat is not None:
-            self._submit(self._requests_sync, self._controller.elect_preferred, data)
-
-    @staticmethod
-    def _requests_sync(handle: Callable[[list[znodes.PartitionRequest]], object],
-                       data: bytes | None) -> None:
-        try:
-            requests = znodes.decode_partition_requests(data)
-        except znodes.ZnodeFormatError:
-            log.exception("ignoring unreadable admin request")
-            return
-        handle(requests)
-
-    async def _rebalance_periodically(self, interval_s: float) -> None:
-        while True:
-            await asyncio.sleep(interval_s)
-            self._submit(self._controller.elect_preferred, None)
-
-    def _broker_config_watcher(self, entity: str) -> Callable[[bytes | None, Any], None]:
-        def watcher(data: bytes | None, stat: Any) -> None:
-            self._submit(self._broker_config_sync, entity, data)
-        return watcher
-
-    def _broker_config_sync(self, entity: str, data: bytes | None) -> None:
-        self._broker_config[entity] = znodes.decode_topic_config(data)
-        self._post(self._events.broker_config_changed,
-                   dict(self._broker_config.get(znodes.DEFAULT_BROKER_CONFIG, {})),
-                   dict(self._broker_config.get(str(self.broker_id), {})))
 
     # ---- topics ----------------------------------------------------------------------
 
