@@ -13,7 +13,9 @@ broker 1 of the test harness's three-broker cluster:
 * ``metadata``: Metadata v9 naming no topic (the brokers only);
 * ``fetch-empty``: Fetch v12 at the log end with ``max_wait_ms`` 0 (an empty answer);
 * ``fetch-record``: Fetch v12 of the partition's one 1 KiB record;
-* ``api-versions``: ApiVersions v3 (its answer lists every API).
+* ``api-versions``: ApiVersions v3 (its answer lists every API);
+* ``metadata-1000``: Metadata v9 naming one topic of 1,000 partitions (what every client
+  asks again after a failover; the partitions' answer is kept per topic state).
 
 Prints one JSON line: microseconds of broker CPU (user + system, ``/proc``) and of wall
 time per request, for each kind.  One at a time means every request pays a wake-up; under
@@ -33,6 +35,7 @@ from bench.measure import process_cpu_seconds
 from brokerd.protocol import ApiKey
 
 TOPIC = "request-cpu"
+WIDE_TOPIC, WIDE_PARTITIONS = "request-cpu-wide", 1_000
 WARM_UP_REQUESTS = 200
 FETCH_VERSION = 12  # the last version naming topics, as the followers send
 PARTITION_MAX_BYTES = 1 << 20
@@ -59,6 +62,10 @@ REQUESTS: dict[str, tuple[ApiKey, int, dict[str, Any]]] = {
     "fetch-record": (ApiKey.FETCH, FETCH_VERSION, fetch_body(0)),
     "api-versions": (ApiKey.API_VERSIONS, 3, {
         "client_software_name": "bench", "client_software_version": "1"}),
+    "metadata-1000": (ApiKey.METADATA, 9, {
+        "topics": [{"name": WIDE_TOPIC}], "allow_auto_topic_creation": False,
+        "include_cluster_authorized_operations": False,
+        "include_topic_authorized_operations": False}),
 }
 
 
@@ -70,6 +77,7 @@ def measure(requests: int) -> dict[str, Any]:
     results: dict[str, Any] = {}
     with three_brokers("request-cpu", None) as cluster:
         cluster.create_topic(TOPIC, 1, 1)
+        cluster.create_topic(WIDE_TOPIC, WIDE_PARTITIONS, 1)
         producer = Producer({"bootstrap.servers": cluster.bootstrap})
         producer.produce(TOPIC, b"x" * 1024, partition=0)
         if producer.flush(10):

@@ -392,6 +392,44 @@ def _encode_uuid(w: Writer, value: uuid.UUID) -> None:
     w.buf += value.bytes
 
 
+class ReusedArray(list[Any]):
+    """An array value whose encoding is kept and reused, one per encoder (the encoder
+    stands for an API, a version and the field's place in the message).
+
+    Why: some answers are built again and again from state that changes far less often
+    than it is asked for.  After a failover every client asks Metadata for the same
+    topics, and encoding a 1,000-partition topic's partitions cost about 2.3 ms each time;
+    the handler builds a topic's partitions once per state (see
+    ``MetadataCache.derived``) and they are encoded once per version.
+
+    It must not change once built: a change would not reach the kept encodings.  An
+    encoding that places an out-of-line records buffer is not kept.
+    """
+
+    def __init__(self, items: Any = ()) -> None:
+        super().__init__(items)
+        self.encodings: dict[Encoder, bytes] = {}
+
+
+def _reusing(encode: Encoder) -> Encoder:
+    """``encode``, taking a :class:`ReusedArray`'s kept encoding when it has one."""
+    def encode_reused(w: Writer, value: list[Any] | None) -> None:
+        if type(value) is not ReusedArray:
+            encode(w, value)
+            return
+        kept = value.encodings.get(encode_reused)
+        if kept is None:
+            inner = Writer()
+            encode(inner, value)
+            if inner.parts:  # an out-of-line records buffer: encoded in place, not kept
+                encode(w, value)
+                return
+            kept = value.encodings[encode_reused] = bytes(inner.buf)
+        w.buf += kept
+
+    return encode_reused
+
+
 def _array_codec(
     ftype: Array, version: int, flexible: bool, nullable: bool, strict: bool
 ) -> tuple[Decoder, Encoder]:
@@ -422,7 +460,7 @@ def _array_codec(
         for element in value:
             encode_item(w, element)
 
-    return decode, encode
+    return decode, _reusing(encode)
 
 
 def _fixed_array_codec(code: str, flexible: bool, nullable: bool) -> tuple[Decoder, Encoder]:

@@ -13,8 +13,13 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from brokerd.coordination.znodes import BrokerRegistration, PartitionState, TopicMetadata
+
+T = TypeVar("T")
+# Computes something from a topic's state, its announced partitions and the live brokers.
+Derive = Callable[[TopicMetadata, frozenset[int], frozenset[int]], T]
 
 
 class MetadataCache:
@@ -27,6 +32,8 @@ class MetadataCache:
         self.controller_id = -1
         # topic -> (its id, the partitions clients are told of); see announced_partitions.
         self._announced: dict[str, tuple[uuid.UUID, frozenset[int]]] = {}
+        # topic -> derive function -> (what it was computed from, the result); see derived.
+        self._derived: dict[str, dict[Derive[Any], tuple[Any, ...]]] = {}
         self._waiters: list[asyncio.Future[None]] = []
 
     # ---- updates (from the coordination layer) ---------------------------------------
@@ -35,6 +42,7 @@ class MetadataCache:
         if metadata is None:
             self.topics.pop(name, None)
             self._announced.pop(name, None)
+            self._derived.pop(name, None)
         else:
             self.topics[name] = metadata
             if all(p in metadata.states for p in metadata.replicas):
@@ -96,6 +104,25 @@ class MetadataCache:
         if announced is None or announced[0] != metadata.topic_id:
             return frozenset()
         return announced[1]
+
+    def derived(self, metadata: TopicMetadata, derive: Derive[T]) -> T:
+        """``derive(metadata, its announced partitions, the live brokers)``, computed again
+        only when one of the three changed since the last call for this topic.
+
+        Why: clients ask Metadata about the same topics far more often than the topics
+        change (after a failover every client asks again), and building a 1,000-partition
+        topic's answer took about 1 ms each time, encoding it 2.3 ms more (kept with the
+        result, see ``brokerd.protocol.compiler.ReusedArray``)."""
+        announced = self.announced_partitions(metadata)
+        live = frozenset(self.live_broker_ids())
+        kept = self._derived.setdefault(metadata.name, {})
+        basis = kept.get(derive)
+        if basis is not None and basis[0] is metadata and basis[1] == announced \
+                and basis[2] == live:
+            return basis[3]  # type: ignore[no-any-return]
+        result = derive(metadata, announced, live)
+        kept[derive] = (metadata, announced, live, result)
+        return result
 
     def has_partition(self, topic: str, partition: int) -> bool:
         metadata = self.topics.get(topic)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, cast
 
 from brokerd.coordination.znodes import TopicMetadata
 from brokerd.protocol import ApiKey, ErrorCode
+from brokerd.protocol.compiler import ReusedArray
 from brokerd.security import CLUSTER_NAME
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
@@ -50,10 +51,19 @@ TENANCY = ApiNames(
     topic_ids=((("topics", "topic_id"), Op.DESCRIBE),),
     policy=metadata_policy)
 AUTO_CREATE_WAIT_S = 5.0
+
+
 def topic_entry(broker: HandlerContext, metadata: TopicMetadata) -> bodies.MetadataResponseTopic:
-    live = broker.cache.live_broker_ids()
-    announced = broker.cache.announced_partitions(metadata)
-    partitions: list[bodies.MetadataResponsePartition] = []
+    return {"error_code": int(ErrorCode.NONE), "name": metadata.name,
+            "topic_id": metadata.topic_id, "is_internal": metadata.name.startswith("__"),
+            "partitions": broker.cache.derived(metadata, partition_entries)}
+
+
+def partition_entries(metadata: TopicMetadata, announced: frozenset[int], live: frozenset[int]
+                      ) -> ReusedArray:
+    """The answer's partitions of a topic: built once per state of the topic and of the
+    live brokers, and encoded once per version (see ``MetadataCache.derived``)."""
+    partitions = ReusedArray()
     for index, replicas in sorted(metadata.replicas.items()):
         state = metadata.states.get(index)
         if state is None or index not in announced:
@@ -68,9 +78,7 @@ def topic_entry(broker: HandlerContext, metadata: TopicMetadata) -> bodies.Metad
             "leader_epoch": epoch, "replica_nodes": list(replicas), "isr_nodes": isr,
             "offline_replicas": [b for b in replicas if b not in live],
         })
-    return {"error_code": int(ErrorCode.NONE), "name": metadata.name,
-            "topic_id": metadata.topic_id, "is_internal": metadata.name.startswith("__"),
-            "partitions": partitions}
+    return partitions
 
 
 def _announced(broker: HandlerContext, metadata: TopicMetadata | None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -20,7 +21,7 @@ from brokerd.protocol import (
     encode_response,
     response_with_defaults,
 )
-from brokerd.protocol.compiler import INLINE_RECORDS_LIMIT, Writer, compile_struct
+from brokerd.protocol.compiler import INLINE_RECORDS_LIMIT, ReusedArray, Writer, compile_struct
 from brokerd.protocol.messages import produce
 
 
@@ -181,3 +182,47 @@ def test_denials_are_completed_with_the_versions_defaults() -> None:
         {"name": "t", "partitions": [{"partition_index": 0, "error_code": 29}]}]}
     _, encode = compile_struct(codec._MESSAGES[ApiKey.JOIN_GROUP].response, 9, True, strict=True)
     encode(Writer(), response_with_defaults(ApiKey.JOIN_GROUP, 9, {"error_code": 30}))
+
+
+def _metadata_body(partitions: list[dict]) -> dict:
+    return {"throttle_time_ms": 0,
+            "brokers": [{"node_id": 1, "host": "h", "port": 9092, "rack": None}],
+            "cluster_id": "c", "controller_id": 1,
+            "topics": [{"error_code": 0, "name": "t", "topic_id": uuid.UUID(int=7),
+                        "is_internal": False,
+                        "partitions": partitions}]}
+
+
+def _partitions(leader: int) -> list[dict]:
+    return [{"error_code": 0, "partition_index": index, "leader_id": leader, "leader_epoch": 2,
+             "replica_nodes": [1, 2, 3], "isr_nodes": [1, 2], "offline_replicas": []}
+            for index in range(5)]
+
+
+@pytest.mark.parametrize("version", [1, 9, 12])
+def test_a_reused_array_encodes_as_the_list_it_holds_and_keeps_that_encoding(
+        version: int) -> None:
+    header = RequestHeader(ApiKey.METADATA, version, 7, None)
+    reused = ReusedArray(_partitions(leader=1))
+    expected = b"".join(encode_response(header, _metadata_body(_partitions(leader=1))))
+    assert b"".join(encode_response(header, _metadata_body(reused))) == expected
+    assert len(reused.encodings) == 1
+    # What is kept is what is sent from then on, for this version only.
+    reused[0]["leader_id"] = 3  # a change the class forbids: it does not reach the bytes
+    assert b"".join(encode_response(header, _metadata_body(reused))) == expected
+    other = RequestHeader(ApiKey.METADATA, 5, 7, None)
+    encoded_other = b"".join(encode_response(other, _metadata_body(reused)))
+    _, decoded = decode_response(ApiKey.METADATA, other.api_version, encoded_other[4:])
+    assert decoded["topics"][0]["partitions"][0]["leader_id"] == 3
+    assert len(reused.encodings) == 2
+
+
+@pytest.mark.usefixtures("lenient_responses")
+def test_a_reused_array_placing_a_records_buffer_is_encoded_in_place_not_kept() -> None:
+    region = FileRegion(10_000)
+    body = _fetch_body(region)
+    body["responses"][0]["partitions"] = ReusedArray(body["responses"][0]["partitions"])
+    header = RequestHeader(ApiKey.FETCH, 11, 3, None)
+    parts = encode_response(header, body)
+    assert sum(1 for part in parts if part is region) == 1
+    assert body["responses"][0]["partitions"].encodings == {}

@@ -42,6 +42,33 @@ def test_leaders_must_be_alive_and_controller_defaults_to_self() -> None:
     assert cache.topic("t") is None
 
 
+def test_derived_values_are_computed_again_only_when_their_basis_changes() -> None:
+    cache = MetadataCache(broker_id=1)
+    calls: list[tuple[int, frozenset[int], frozenset[int]]] = []
+
+    def leaders(metadata: TopicMetadata, announced: frozenset[int], live: frozenset[int]
+                ) -> list[int]:
+        calls.append((len(metadata.replicas), announced, live))
+        return [metadata.states[p].leader for p in sorted(announced)]
+
+    first = topic("t", {0: 1, 1: 2})
+    cache.put_topic("t", first)
+    assert cache.derived(first, leaders) == [1, 2]
+    assert cache.derived(first, leaders) == [1, 2]
+    assert calls == [(2, frozenset({0, 1}), frozenset({1}))]
+    cache.put_brokers({2: BrokerRegistration(2, "h", 1)})  # the live brokers changed
+    cache.derived(first, leaders)
+    assert calls[-1] == (2, frozenset({0, 1}), frozenset({1, 2}))
+    moved = topic("t", {0: 2, 1: 2})  # a new state of the topic
+    cache.put_topic("t", moved)
+    assert cache.derived(moved, leaders) == [2, 2]
+    assert len(calls) == 3
+    cache.put_topic("t", None)  # deleted: nothing of it is kept
+    cache.put_topic("t", moved)
+    cache.derived(moved, leaders)
+    assert len(calls) == 4
+
+
 def test_producer_ids_are_handed_out_per_block() -> None:
     blocks = iter([ProducerIdBlock(1, 0, 2), ProducerIdBlock(1, 10, 11)])
     claims = []
