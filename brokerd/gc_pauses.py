@@ -62,6 +62,18 @@ class PauseKeeper:
             gc.freeze()
 
 
+def freeze_new_objects() -> None:
+    """Freeze every object tracked now, as after a full collection (``gc.freeze`` moves the
+    generations' lists whole: constant time), when pauses are being kept short.
+
+    For work that makes long-lived objects in bursts, between its slices: reconciling a
+    new 3,000-partition topic makes a few hundred thousand (logs, segments, indexes,
+    replicas), and the next full collection walked them all: a 385 ms pause of every
+    thread, an acks=all producer's p99 going from 5-12 ms to 450-700 ms meanwhile."""
+    if any(isinstance(callback, PauseKeeper) for callback in gc.callbacks):
+        gc.freeze()
+
+
 def keep_pauses_short() -> PauseKeeper:
     keeper = PauseKeeper()
     gc.callbacks.append(keeper)

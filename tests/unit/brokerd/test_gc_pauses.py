@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from brokerd.gc_pauses import PauseKeeper
+from brokerd.gc_pauses import PauseKeeper, freeze_new_objects
 
 
 @pytest.fixture(autouse=True)
@@ -62,3 +62,16 @@ def test_a_long_pause_is_logged(caplog: pytest.LogCaptureFixture) -> None:
         keeper("start", {"generation": 1})
         keeper("stop", {"generation": 1, "collected": 3, "uncollectable": 0})
     assert "generation 1 paused every thread" in caplog.text
+
+
+def test_new_objects_are_frozen_on_request_only_while_pauses_are_kept_short() -> None:
+    made = [[i] for i in range(1000)]  # containers the collector tracks
+    freeze_new_objects()
+    assert gc.get_freeze_count() == 0  # no keeper installed: collections as Python's
+    keeper = PauseKeeper()
+    gc.callbacks.append(keeper)
+    try:
+        freeze_new_objects()
+        assert gc.get_freeze_count() >= len(made)
+    finally:
+        gc.callbacks.remove(keeper)

@@ -1,5 +1,6 @@
 """Broker.topic_changed (through its Reconciler) turns ZooKeeper partition state into
-replica roles: lead, follow, drop; large topics reconciled in chunks that a newer state supersedes."""
+replica roles: lead, follow, drop; large topics reconciled in time slices that a newer state
+supersedes."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ import asyncio
 import uuid
 from pathlib import Path
 
+import pytest
+
 from brokerd.config import build_config
 from brokerd.coordination.znodes import PartitionState, TopicMetadata
+from brokerd.server import reconciler
 from brokerd.server.broker import Broker
 from brokerd.server.reconciler import SYNC_RECONCILE_MAX
 
@@ -79,3 +83,26 @@ def test_large_topics_reconcile_in_chunks_and_the_newest_state_wins(tmp_path: Pa
     partial, in_between, final = asyncio.run(scenario())
     assert 0 < partial < count and in_between < count
     assert final == {p: (False, 1) for p in range(count)}
+
+
+@pytest.mark.parametrize(("slice_s", "per_turn"), [(0.0, 1), (60.0, SYNC_RECONCILE_MAX * 2)])
+def test_a_reconciliation_yields_to_the_loop_once_its_time_slice_is_spent(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slice_s: float, per_turn: int) -> None:
+    """Every request waiting on the broker waits out a slice: it is bounded in time, not in
+    partitions (a partition may cost a millisecond of file work, or much more on a busy
+    disk)."""
+    monkeypatch.setattr(reconciler, "RECONCILE_SLICE_S", slice_s)
+    count = SYNC_RECONCILE_MAX * 2
+
+    async def scenario() -> list[int]:
+        hosted = broker(tmp_path)
+        hosted.topic_changed("t", topic(count, leader=1))
+        seen = []
+        for _ in range(3):
+            await asyncio.sleep(0)
+            seen.append(len(hosted.replicas.partitions()))
+        await hosted.replicas.close()
+        hosted.log_manager.close()
+        return seen
+
+    assert asyncio.run(scenario()) == [min(per_turn * turn, count) for turn in (1, 2, 3)]
