@@ -34,9 +34,10 @@ log = logging.getLogger(__name__)
 # with 16 partitions between yields, while another client created a 3,000-partition topic
 # (RF 3, three brokers on 2 cores) an acks=all producer's delivery p99 was 573-981 ms;
 # with 2 ms slices (and the burst's objects frozen, see gc_pauses) 173-490 ms.  Alone it
-# is 5-12 ms.  Topics up to SYNC_RECONCILE_MAX partitions apply at once.
+# is 5-12 ms.  Topics up to SYNC_RECONCILE_MAX partitions apply at once: with 64, the
+# creation of a 64-partition topic held each broker's loop for 130-250 ms in one go.
 RECONCILE_SLICE_S = 0.002
-SYNC_RECONCILE_MAX = 64
+SYNC_RECONCILE_MAX = 8
 
 LeadershipApplied = Callable[[str], None]
 

@@ -61,7 +61,9 @@ def test_small_topics_apply_at_once_roles_follow_the_state(tmp_path: Path) -> No
     assert not (tmp_path / "t-0").exists()
 
 
-def test_large_topics_reconcile_in_chunks_and_the_newest_state_wins(tmp_path: Path) -> None:
+def test_large_topics_reconcile_in_chunks_and_the_newest_state_wins(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reconciler, "RECONCILE_SLICE_S", 0.0)  # a partition per turn
     count = SYNC_RECONCILE_MAX * 3
 
     async def scenario() -> tuple[int, int, dict[int, tuple[bool, int]]]:
