@@ -1,5 +1,5 @@
-"""One tenant's acks=all latency while another creates a large topic on the same brokers:
-``python -m bench.creation_latency [--partitions 3000] [--rounds 2]``.
+"""One tenant's acks=all latency while another creates (or deletes) a large topic on the same
+brokers: ``python -m bench.creation_latency [--partitions 3000] [--rounds 2] [--delete]``.
 
 Why: a broker creates a log for every replica of a new topic it hosts (three brokers
 hosting an RF 3 topic of 3,000 partitions make 3,000 logs each), on the event loop that
@@ -10,11 +10,13 @@ wait for.
 Each round starts the test harness's three brokers on a private ZooKeeper, creates a
 one-partition RF 3 topic (``min.insync.replicas=2``) led by broker 1, and sends 2,000
 records/s of 1 KiB to it from one producer (acks=all, idempotence, ``linger.ms=0``: the
-default client) for :data:`SEND_S` seconds.  At :data:`CREATE_AT_S` an admin client
-creates a topic of ``--partitions`` partitions (RF 3).  Printed per round: the delivery
-latency (``produce()`` to delivery report) p50/p99/max of the records sent before the
-creation (from :data:`WARM_UP_S`) and of those sent from it on, when the creation was
-acknowledged, and the garbage-collection pauses the brokers logged (over 100 ms).
+default client) for :data:`SEND_S` seconds.  At :data:`ACT_AT_S` an admin client
+creates a topic of ``--partitions`` partitions (RF 3); with ``--delete`` that topic is
+created (and fully in sync) before the producer starts, and deleted then.  Printed per
+round: the delivery latency (``produce()`` to delivery report) p50/p99/max of the records
+sent before the creation or deletion (from :data:`WARM_UP_S`) and of those sent from it
+on, when the admin request was acknowledged, and the garbage-collection pauses the
+brokers logged (over 100 ms).
 Figures are reported, never asserted.
 """
 
@@ -35,7 +37,8 @@ from bench.measure import percentile
 RATE = 2_000  # records/s
 SEND_S = 16.0
 WARM_UP_S = 1.0  # the producer's first records wait for its metadata and connections
-CREATE_AT_S = 5.0
+ACT_AT_S = 5.0
+WIDE_TOPIC = "tenant-b-wide"
 GC_PAUSE = re.compile(r"garbage collection of generation (\d) paused every thread for (\d+) ms")
 
 
@@ -46,7 +49,7 @@ def _figures(latencies_s: list[float]) -> dict[str, float]:
             "max_ms": round(ordered[-1] * 1000, 1), "records": len(ordered)}
 
 
-def one_round(partitions: int) -> dict[str, Any]:
+def one_round(partitions: int, action: str) -> dict[str, Any]:
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
@@ -55,21 +58,25 @@ def one_round(partitions: int) -> dict[str, Any]:
         admin.create_topics([NewTopic("tenant-a", 1, replica_assignment=[[1, 2, 3]],
                                       config={"min.insync.replicas": "2"})]
                             )["tenant-a"].result(60)
+        if action == "delete":  # created, in sync, then deleted while tenant-a sends
+            cluster.create_topic(WIDE_TOPIC, partitions)
         logged_before = {b.broker_id: len(b.output()) for b in cluster.brokers.values()}
         producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all",
                              "linger.ms": 0, "enable.idempotence": True})
         delivered: list[tuple[float, float]] = []  # (sent at, latency), seconds
-        created: dict[str, float] = {}
+        acted: dict[str, float] = {}
         started = time.monotonic()
 
-        def create() -> None:
-            time.sleep(CREATE_AT_S)
-            admin.create_topics([NewTopic("tenant-b-wide", partitions, 3)]
-                                )["tenant-b-wide"].result(120)
-            created["acknowledged_s"] = round(time.monotonic() - started - CREATE_AT_S, 2)
+        def act() -> None:
+            time.sleep(ACT_AT_S)
+            if action == "delete":
+                admin.delete_topics([WIDE_TOPIC])[WIDE_TOPIC].result(120)
+            else:
+                admin.create_topics([NewTopic(WIDE_TOPIC, partitions, 3)])[WIDE_TOPIC].result(120)
+            acted["acknowledged_s"] = round(time.monotonic() - started - ACT_AT_S, 2)
 
-        creator = threading.Thread(target=create)
-        creator.start()
+        actor = threading.Thread(target=act)
+        actor.start()
         for sent in range(int(RATE * SEND_S)):
             due = started + sent / RATE
             if (wait := due - time.monotonic()) > 0:
@@ -79,10 +86,10 @@ def one_round(partitions: int) -> dict[str, Any]:
             producer.poll(0)
         if producer.flush(30):
             raise RuntimeError("records still undelivered 30 s after the last was sent")
-        creator.join()
+        actor.join()
         pauses = [(int(generation), int(ms)) for b in cluster.brokers.values()
                   for generation, ms in GC_PAUSE.findall(b.output()[logged_before[b.broker_id]:])]
-    return {**windows(delivered), "creation_acknowledged_s": created.get("acknowledged_s"),
+    return {**windows(delivered), "acknowledged_s": acted.get("acknowledged_s"),
             "gc_pauses_over_100_ms": pauses}
 
 
@@ -96,10 +103,10 @@ def _recorder(delivered: list[tuple[float, float]], started: float, sent: float
 
 
 def windows(delivered: list[tuple[float, float]]) -> dict[str, dict[str, float]]:
-    """The figures of the records sent before the creation (after the warm-up) and of
+    """The figures of the records sent before the admin request (after the warm-up) and of
     those sent from it on."""
-    return {"alone": _figures([lat for at, lat in delivered if WARM_UP_S <= at < CREATE_AT_S]),
-            "while_creating": _figures([lat for at, lat in delivered if at >= CREATE_AT_S])}
+    return {"alone": _figures([lat for at, lat in delivered if WARM_UP_S <= at < ACT_AT_S]),
+            "during": _figures([lat for at, lat in delivered if at >= ACT_AT_S])}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,10 +114,13 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--partitions", type=int, default=3_000)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--delete", action="store_true",
+                        help="create the topic first, in sync, and delete it instead")
     args = parser.parse_args(argv)
+    action = "delete" if args.delete else "create"
     for _ in range(args.rounds):
-        print(json.dumps({"partitions": args.partitions, **one_round(args.partitions)}),
-              flush=True)
+        print(json.dumps({"partitions": args.partitions, "action": action,
+                          **one_round(args.partitions, action)}), flush=True)
     return 0
 
 

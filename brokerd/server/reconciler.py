@@ -36,7 +36,11 @@ log = logging.getLogger(__name__)
 # with 2 ms slices (and the burst's objects frozen, see gc_pauses) 173-490 ms.  Alone it
 # is 5-12 ms.  Topics up to SYNC_RECONCILE_MAX partitions apply at once: with 64, the
 # creation of a 64-partition topic held each broker's loop for 130-250 ms in one go.
+# A slice also ends after RECONCILE_CHUNK partitions: in a failover, where no log is made
+# and a partition costs tens of microseconds, 2 ms slices (~100 partitions) made the
+# 30,000-partition kill -9 measure 11.8-11.9 s against 8.7-9.8 s with 16-partition chunks.
 RECONCILE_SLICE_S = 0.002
+RECONCILE_CHUNK = 16
 SYNC_RECONCILE_MAX = 8
 
 LeadershipApplied = Callable[[str], None]
@@ -109,13 +113,19 @@ class Reconciler:
 
     async def _reconcile_in_chunks(self, metadata: TopicMetadata, partitions: list[int],
                                    config: LogConfig) -> None:
-        slice_started = time.perf_counter()
+        slice_started, in_slice, created = time.perf_counter(), 0, False
         for partition in partitions:
+            new = self.replicas.get(metadata.name, partition) is None
             self._reconcile(metadata, partition, config)
-            if time.perf_counter() - slice_started >= RECONCILE_SLICE_S:
-                freeze_new_objects()  # the replicas and logs made live on: see gc_pauses
+            created = created or (new and self.replicas.get(metadata.name, partition)
+                                  is not None)
+            in_slice += 1
+            if (in_slice >= RECONCILE_CHUNK
+                    or time.perf_counter() - slice_started >= RECONCILE_SLICE_S):
+                if created:
+                    freeze_new_objects()  # the logs made live on: see gc_pauses
                 await asyncio.sleep(0)
-                slice_started = time.perf_counter()
+                slice_started, in_slice, created = time.perf_counter(), 0, False
         self._applied_to(metadata.name)
 
     def _chunks_done(self, name: str, task: asyncio.Task[None]) -> None:
