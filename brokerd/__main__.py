@@ -73,8 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import uvloop
 
-    from brokerd.gc_pauses import keep_pauses_short
     from brokerd.malloc_tuning import tune_malloc
+    from brokerd.server.gc_pauses import keep_pauses_short
 
     tune_malloc()
     keep_pauses_short()

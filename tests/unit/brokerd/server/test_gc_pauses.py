@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from brokerd.gc_pauses import PauseKeeper, freeze_new_objects
+from brokerd.server.gc_pauses import PauseKeeper, freeze_new_objects
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +58,7 @@ def test_a_cycle_among_frozen_objects_waits_for_the_sweep() -> None:
 
 def test_a_long_pause_is_logged(caplog: pytest.LogCaptureFixture) -> None:
     keeper = PauseKeeper(logged_pause_s=0.0)
-    with caplog.at_level(logging.WARNING, logger="brokerd.gc_pauses"):
+    with caplog.at_level(logging.WARNING, logger="brokerd.server.gc_pauses"):
         keeper("start", {"generation": 1})
         keeper("stop", {"generation": 1, "collected": 3, "uncollectable": 0})
     assert "generation 1 paused every thread" in caplog.text
