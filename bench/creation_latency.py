@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.acks_all_cpu import three_brokers
-from bench.measure import percentile
+from bench.latency_client import summarise
 
 RATE = 2_000  # records/s
 SEND_S = 16.0
@@ -40,13 +40,6 @@ WARM_UP_S = 1.0  # the producer's first records wait for its metadata and connec
 ACT_AT_S = 5.0
 WIDE_TOPIC = "tenant-b-wide"
 GC_PAUSE = re.compile(r"garbage collection of generation (\d) paused every thread for (\d+) ms")
-
-
-def _figures(latencies_s: list[float]) -> dict[str, float]:
-    ordered = sorted(latencies_s)
-    return {"p50_ms": round(percentile(ordered, 0.50) * 1000, 1),
-            "p99_ms": round(percentile(ordered, 0.99) * 1000, 1),
-            "max_ms": round(ordered[-1] * 1000, 1), "records": len(ordered)}
 
 
 def one_round(partitions: int, action: str) -> dict[str, Any]:
@@ -102,11 +95,12 @@ def _recorder(delivered: list[tuple[float, float]], started: float, sent: float
     return on_delivery
 
 
-def windows(delivered: list[tuple[float, float]]) -> dict[str, dict[str, float]]:
+def windows(delivered: list[tuple[float, float]]) -> dict[str, dict[str, Any]]:
     """The figures of the records sent before the admin request (after the warm-up) and of
     those sent from it on."""
-    return {"alone": _figures([lat for at, lat in delivered if WARM_UP_S <= at < ACT_AT_S]),
-            "during": _figures([lat for at, lat in delivered if at >= ACT_AT_S])}
+    return {"alone": summarise([lat * 1000 for at, lat in delivered
+                                if WARM_UP_S <= at < ACT_AT_S]),
+            "during": summarise([lat * 1000 for at, lat in delivered if at >= ACT_AT_S])}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -117,10 +117,7 @@ class Reconciler:
                                    config: LogConfig) -> None:
         slice_started, in_slice, created = time.perf_counter(), 0, False
         for partition in partitions:
-            new = self.replicas.get(metadata.name, partition) is None
-            self._reconcile(metadata, partition, config)
-            created = created or (new and self.replicas.get(metadata.name, partition)
-                                  is not None)
+            created = self._reconcile(metadata, partition, config) or created
             in_slice += 1
             if (in_slice >= RECONCILE_CHUNK
                     or time.perf_counter() - slice_started >= RECONCILE_SLICE_S):
@@ -148,25 +145,26 @@ class Reconciler:
         self.replicas.stop_replica(name, partition, delete=True)
         self._applied.pop((name, partition), None)
 
-    def _reconcile(self, metadata: TopicMetadata, partition: int, config: LogConfig) -> None:
+    def _reconcile(self, metadata: TopicMetadata, partition: int, config: LogConfig) -> bool:
         """Make one partition's replica here match ZooKeeper: lead it, follow its leader,
-        or (no longer a replica here) delete it."""
+        or (no longer a replica here) delete it.  True when this made the replica (and
+        opened or created its log)."""
         name, me = metadata.name, self.broker_id
         if (name, partition) in self.replicas.offline:
-            return  # its log dir failed: served elsewhere until this broker restarts
+            return False  # its log dir failed: served elsewhere until this broker restarts
         replicas = metadata.replicas[partition]
         hosted = self.replicas.get(name, partition)
         if me not in replicas:
             if hosted is not None:
                 self._stop_replica(name, partition)
-            return
+            return False
         state = metadata.states.get(partition)
         if state is None:
-            return  # no leadership decided yet
+            return False  # no leadership decided yet
         throttled = me in metadata.adding_replicas.get(partition, ())
         if hosted is not None and self._applied.get((name, partition)) == (state, replicas):
             self.replicas.fetchers.set_throttled((name, partition), throttled)
-            return
+            return False
         self._applied[(name, partition)] = (state, replicas)
         if state.leader == me:
             self.replicas.become_leader(name, partition, metadata.topic_id, state.leader_epoch,
@@ -177,3 +175,4 @@ class Reconciler:
             self.replicas.become_follower(name, partition, metadata.topic_id, leader,
                                           state.leader_epoch, config, state.isr, replicas,
                                           state.zk_version, throttled)
+        return hosted is None
