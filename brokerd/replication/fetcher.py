@@ -181,9 +181,9 @@ class ReplicaFetcher:
 
     def set_throttled(self, key: Key, throttled: bool) -> None:
         fetching = self.partitions.get(key)
-        if fetching is not None:
+        if fetching is not None and fetching.throttled != throttled:
             fetching.throttled = throttled
-            self._stale.add(key)
+            self._stale.add(key)  # only then: every topic event re-applies the flag
 
     def remove(self, key: Key) -> None:
         self.partitions.pop(key, None)

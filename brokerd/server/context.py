@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from brokerd.server.metrics import BrokerProbe
     from brokerd.server.producer_ids import ProducerIdAllocator
     from brokerd.server.quotas import BrokerQuotaGlue
+    from brokerd.server.reconciler import Reconciler
     from brokerd.server.txn_service import TransactionService
     from brokerd.storage import LogConfig
 
@@ -38,6 +39,7 @@ class HandlerContext(Protocol):
     default_log_config: LogConfig
     cache: MetadataCache
     replicas: ReplicaManager
+    reconciler: Reconciler
     fetch_sessions: FetchSessionCache
     groups: GroupCoordinator
     transactions: TransactionService

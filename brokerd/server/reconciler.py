@@ -15,6 +15,7 @@ Not thread-safe: the loop thread only.
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -34,18 +35,31 @@ log = logging.getLogger(__name__)
 # with 16 partitions between yields, while another client created a 3,000-partition topic
 # (RF 3, three brokers on 2 cores) an acks=all producer's delivery p99 was 573-981 ms;
 # with 2 ms slices (and the burst's objects frozen, see gc_pauses) 173-490 ms.  Alone it
-# is 5-12 ms.  Topics up to SYNC_RECONCILE_MAX partitions apply at once: the creation of
-# a 64-partition topic holds each broker's loop for 130-250 ms in one go, but with 8 the
-# internal topics' coordinators (50 partitions) came up late enough for group and
-# transaction tests to fail with NOT_COORDINATOR; not investigated further yet.
+# is 5-12 ms.  Only topics up to SYNC_RECONCILE_MAX partitions apply at once: applying a
+# 64-partition topic held each broker's loop for 130-250 ms in one go.  Coordinators of
+# internal topics hear of what is applied after every slice, not once the whole topic is
+# done: FindCoordinator answers from the metadata cache at once, so a coordinator that
+# heard late answered NOT_COORDINATOR to clients it had just been named to.
 # A slice also ends after RECONCILE_CHUNK partitions: in a failover, where no log is made
 # and a partition costs tens of microseconds, 2 ms slices (~100 partitions) made the
 # 30,000-partition kill -9 measure 11.8-11.9 s against 8.7-9.8 s with 16-partition chunks.
 RECONCILE_SLICE_S = 0.002
 RECONCILE_CHUNK = 16
-SYNC_RECONCILE_MAX = 64
+SYNC_RECONCILE_MAX = 8
 
 LeadershipApplied = Callable[[str], None]
+
+
+class Applied(enum.Enum):
+    """What reconciling one partition did: a partition whose state was already applied
+    costs two lookups and does not count against a slice's RECONCILE_CHUNK (a topic event
+    restarts its topic's reconciliation from the first partition: counted, every ISR
+    change of a 3,000-partition topic being created cost 190 yields before any new
+    partition was reached, and the creation took seconds longer than the lag time)."""
+
+    UNCHANGED = enum.auto()
+    ROLE = enum.auto()  # led or followed anew, or deleted
+    CREATED = enum.auto()  # the replica (and its log) was made here
 
 
 class Reconciler:
@@ -57,8 +71,9 @@ class Reconciler:
         self.cache = cache
         self.replicas = replicas
         self.log_config_for = log_config_for
-        # Called with a topic's name once its replicas' roles are applied (or the topic is
-        # gone): internal-topic coordinators re-read which partitions this broker leads.
+        # Called with a topic's name after each slice of its replicas' roles is applied
+        # (or once the topic is gone): internal-topic coordinators re-read which
+        # partitions this broker leads.
         self.on_applied: list[LeadershipApplied] = []
         # Partition state (and replica list) last applied to each hosted replica, and the
         # running chunked reconciliation of each large topic.
@@ -96,6 +111,17 @@ class Reconciler:
         while self._running:
             await asyncio.gather(*self._running.values(), return_exceptions=True)
 
+    async def applied(self, name: str, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) until no reconciliation of ``name`` runs: a
+        broker that names itself coordinator first lets its coordinator hear that it leads.
+        Waits without cancelling the reconciliation if the caller is cancelled."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while (running := self._running.get(name)) is not None:
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                return
+            await asyncio.wait({running}, timeout=remaining)
+
     def cancel(self) -> None:
         """Stop every running reconciliation: no log may be created while the logs close."""
         for running in self._running.values():
@@ -117,12 +143,15 @@ class Reconciler:
                                    config: LogConfig) -> None:
         slice_started, in_slice, created = time.perf_counter(), 0, False
         for partition in partitions:
-            created = self._reconcile(metadata, partition, config) or created
-            in_slice += 1
+            applied = self._reconcile(metadata, partition, config)
+            if applied is not Applied.UNCHANGED:
+                in_slice += 1
+                created = created or applied is Applied.CREATED
             if (in_slice >= RECONCILE_CHUNK
                     or time.perf_counter() - slice_started >= RECONCILE_SLICE_S):
                 if created:
                     freeze_new_objects()  # the logs made live on: see gc_pauses
+                self._applied_to(metadata.name)
                 await asyncio.sleep(0)
                 slice_started, in_slice, created = time.perf_counter(), 0, False
         self._applied_to(metadata.name)
@@ -145,26 +174,27 @@ class Reconciler:
         self.replicas.stop_replica(name, partition, delete=True)
         self._applied.pop((name, partition), None)
 
-    def _reconcile(self, metadata: TopicMetadata, partition: int, config: LogConfig) -> bool:
+    def _reconcile(self, metadata: TopicMetadata, partition: int, config: LogConfig
+                   ) -> Applied:
         """Make one partition's replica here match ZooKeeper: lead it, follow its leader,
-        or (no longer a replica here) delete it.  True when this made the replica (and
-        opened or created its log)."""
+        or (no longer a replica here) delete it."""
         name, me = metadata.name, self.broker_id
         if (name, partition) in self.replicas.offline:
-            return False  # its log dir failed: served elsewhere until this broker restarts
+            return Applied.UNCHANGED  # its log dir failed: served elsewhere until restart
         replicas = metadata.replicas[partition]
         hosted = self.replicas.get(name, partition)
         if me not in replicas:
-            if hosted is not None:
-                self._stop_replica(name, partition)
-            return False
+            if hosted is None:
+                return Applied.UNCHANGED
+            self._stop_replica(name, partition)
+            return Applied.ROLE
         state = metadata.states.get(partition)
         if state is None:
-            return False  # no leadership decided yet
+            return Applied.UNCHANGED  # no leadership decided yet
         throttled = me in metadata.adding_replicas.get(partition, ())
         if hosted is not None and self._applied.get((name, partition)) == (state, replicas):
             self.replicas.fetchers.set_throttled((name, partition), throttled)
-            return False
+            return Applied.UNCHANGED
         self._applied[(name, partition)] = (state, replicas)
         if state.leader == me:
             self.replicas.become_leader(name, partition, metadata.topic_id, state.leader_epoch,
@@ -175,4 +205,4 @@ class Reconciler:
             self.replicas.become_follower(name, partition, metadata.topic_id, leader,
                                           state.leader_epoch, config, state.isr, replicas,
                                           state.zk_version, throttled)
-        return hosted is None
+        return Applied.ROLE if hosted is not None else Applied.CREATED

@@ -7,9 +7,10 @@ leader of ``__transaction_state`` partition ``partition_for(transactional_id)`` 
 hash, that topic's partition count).  The first request creates the internal topic
 (offsets: ``offsets.topic.num.partitions`` x ``offsets.topic.replication.factor``;
 transactions: see ``txn_service.ensure_state_topic``; both compacted) and waits briefly
-for its leaders.  Whenever no live leader can be named the answer is
-COORDINATOR_NOT_AVAILABLE, which every client retries.  v4+ batches keys (KIP-699); v0-3
-carry one key and answer at the top level.
+for its leaders; a broker naming itself first lets its coordinator hear that it leads
+(the reconciler applies a large topic a slice at a time).  Whenever no live leader can be
+named the answer is COORDINATOR_NOT_AVAILABLE, which every client retries.  v4+ batches
+keys (KIP-699); v0-3 carry one key and answer at the top level.
 """
 
 from __future__ import annotations
@@ -91,6 +92,10 @@ async def _find(broker: HandlerContext, request: Request[bodies.FindCoordinatorR
     registration = None if state is None else broker.cache.brokers.get(state.leader)
     if state is None or registration is None:
         return _answer(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{topic} partition has no leader")
+    if state.leader == broker.config.broker_id:
+        # The cache knows the leaders before a large topic's replicas are all applied;
+        # answered at once, the client's next request would meet NOT_COORDINATOR here.
+        await broker.reconciler.applied(topic, CREATE_WAIT_S)
     endpoint = registration.endpoint(request.connection.listener_name)
     if endpoint is None:
         return _answer(key, ErrorCode.COORDINATOR_NOT_AVAILABLE,

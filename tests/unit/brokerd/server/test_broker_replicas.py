@@ -94,7 +94,7 @@ def test_a_reconciliation_yields_once_its_time_slice_or_chunk_is_spent(
     time (a partition whose log is made may cost a millisecond of file work) or after a
     chunk of partitions (in a failover each costs tens of microseconds), whichever first."""
     monkeypatch.setattr(reconciler, "RECONCILE_SLICE_S", slice_s)
-    count = SYNC_RECONCILE_MAX * 2
+    count = max(SYNC_RECONCILE_MAX, reconciler.RECONCILE_CHUNK) * 2 + 1
 
     async def scenario() -> list[int]:
         hosted = broker(tmp_path)
@@ -108,3 +108,77 @@ def test_a_reconciliation_yields_once_its_time_slice_or_chunk_is_spent(
         return seen
 
     assert asyncio.run(scenario()) == [min(per_turn * turn, count) for turn in (1, 2, 3)]
+
+
+def test_coordinators_learn_of_led_partitions_after_every_slice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FindCoordinator answers from the metadata cache at once; a coordinator told only
+    after the topic's last slice would answer NOT_COORDINATOR meanwhile."""
+    monkeypatch.setattr(reconciler, "RECONCILE_SLICE_S", 60.0)  # a chunk per turn
+    count = reconciler.RECONCILE_CHUNK * 3
+
+    async def scenario() -> list[int]:
+        hosted = broker(tmp_path)
+        led_when_told: list[int] = []
+        hosted.reconciler.on_applied.append(
+            lambda name: led_when_told.append(len(hosted.replicas.partitions())))
+        hosted.topic_changed("t", topic(count, leader=1))
+        await hosted.reconciler.settled()
+        await hosted.replicas.close()
+        hosted.log_manager.close()
+        return led_when_told
+
+    chunk = reconciler.RECONCILE_CHUNK
+    assert asyncio.run(scenario()) == [chunk, 2 * chunk, 3 * chunk, 3 * chunk]
+
+
+def test_waiting_for_a_topic_to_be_applied_never_cancels_its_reconciliation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FindCoordinator waits for its own coordinator this way before naming itself."""
+    monkeypatch.setattr(reconciler, "RECONCILE_SLICE_S", 0.0)  # a partition per turn
+    count = SYNC_RECONCILE_MAX * 4
+
+    async def scenario() -> tuple[int, int, int]:
+        hosted = broker(tmp_path)
+        hosted.topic_changed("t", topic(count, leader=1))
+        await hosted.reconciler.applied("t", timeout=0.0)  # gives up at once
+        after_timeout = len(hosted.replicas.partitions())
+        waiter = asyncio.ensure_future(hosted.reconciler.applied("t", timeout=60.0))
+        await asyncio.sleep(0)
+        waiter.cancel()
+        await asyncio.sleep(0)
+        await hosted.reconciler.applied("t", timeout=60.0)
+        applied = len(hosted.replicas.partitions())
+        await hosted.replicas.close()
+        hosted.log_manager.close()
+        return after_timeout, applied, count
+
+    after_timeout, applied, total = asyncio.run(scenario())
+    assert after_timeout < total
+    assert applied == total
+
+
+def test_partitions_already_applied_do_not_count_against_a_chunk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ISR change of a topic restarts its reconciliation from the first partition;
+    the ones already applied must not cost a yield per chunk on the way to the new one."""
+    monkeypatch.setattr(reconciler, "RECONCILE_SLICE_S", 60.0)  # chunks alone end slices
+    count = max(SYNC_RECONCILE_MAX + 1, reconciler.RECONCILE_CHUNK * 4)
+    last = count - 1
+
+    async def scenario() -> tuple[bool, int] | None:
+        hosted = broker(tmp_path)
+        hosted.topic_changed("t", topic(count, leader=1))
+        await hosted.reconciler.settled()
+        moved = topic(count, leader=1)
+        moved.states[last] = PartitionState(2, 1, (1, 2, 3), 0, 1)
+        hosted.topic_changed("t", moved)
+        await asyncio.sleep(0)  # one turn of the loop
+        partition = hosted.replicas.get("t", last)
+        role = None if partition is None else (partition.is_leader, partition.leader_epoch)
+        await hosted.reconciler.settled()
+        await hosted.replicas.close()
+        hosted.log_manager.close()
+        return role
+
+    assert asyncio.run(scenario()) == (False, 1)

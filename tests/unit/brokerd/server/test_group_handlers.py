@@ -38,15 +38,27 @@ def offsets_topic(leaders: dict[int, int]) -> TopicMetadata:
                          dict(OFFSETS_TOPIC_CONFIGS))
 
 
+class AppliedRecorder:
+    """The reconciler as FindCoordinator sees it: records the topics it was waited on for."""
+
+    def __init__(self) -> None:
+        self.waited: list[str] = []
+
+    async def applied(self, name: str, timeout: float) -> None:
+        self.waited.append(name)
+
+
 def fake_broker(leaders: dict[int, int] | None, live: dict[int, BrokerRegistration]
                 ) -> Any:
+    """Broker 1, as FindCoordinator sees it."""
     cache = MetadataCache(1)
     cache.put_brokers(live)
     if leaders is not None:
         cache.put_topic(OFFSETS_TOPIC, offsets_topic(leaders))
     groups = GroupCoordinator(SimpleNamespace(), GroupConfig(num_partitions=OFFSETS_PARTITIONS))
-    return SimpleNamespace(cache=cache, groups=groups,
-                           config=SimpleNamespace(offsets_topic_replication_factor=1))
+    return SimpleNamespace(cache=cache, groups=groups, reconciler=AppliedRecorder(),
+                           config=SimpleNamespace(broker_id=1,
+                                                  offsets_topic_replication_factor=1))
 
 
 def request(version: int, body: dict[str, Any], listener: str = "PLAINTEXT") -> Any:
@@ -68,6 +80,19 @@ def test_v3_names_the_leader_of_the_groups_offsets_partition_on_the_asked_listen
     answer = find(broker, 3, {"key": "payments", "key_type": 0}, "SASL_PLAINTEXT")
     assert (answer["error_code"], answer["node_id"], answer["host"], answer["port"]) == (
         0, 2, "h2", 9192)
+
+
+def test_naming_itself_waits_until_its_own_replicas_of_the_topic_are_applied() -> None:
+    """Else the client's next request could meet NOT_COORDINATOR from a coordinator that
+    has not heard it leads (a large topic is applied a slice at a time)."""
+    leaders = {p: 1 if p % 2 else 2 for p in range(OFFSETS_PARTITIONS)}
+    own = BrokerRegistration(1, "h1", 9091, ("PLAINTEXT://h1:9091",))
+    broker = fake_broker(leaders, {1: own, 2: TWO_LISTENERS})
+    keys = ["a", "b", "c", "d", "e"]
+    answer = find(broker, 4, {"key_type": 0, "coordinator_keys": keys})
+    named_itself = sum(c["node_id"] == 1 for c in answer["coordinators"])
+    assert 0 < named_itself < len(keys)
+    assert broker.reconciler.waited == [OFFSETS_TOPIC] * named_itself
 
 
 def test_v4_answers_each_key_from_its_own_partitions_leader() -> None:
