@@ -12,7 +12,9 @@ one-partition RF 3 topic (``min.insync.replicas=2``) led by broker 1, and sends 
 records/s of 1 KiB to it from one producer (acks=all, idempotence, ``linger.ms=0``: the
 default client) for :data:`SEND_S` seconds.  At :data:`ACT_AT_S` an admin client
 creates a topic of ``--partitions`` partitions (RF 3); with ``--delete`` that topic is
-created (and fully in sync) before the producer starts, and deleted then.  Printed per
+created before the producer starts (and every broker has made its logs: the cluster
+reports a topic's leaders and full ISRs before its brokers have applied them), and
+deleted then.  Printed per
 round: the delivery latency (``produce()`` to delivery report) p50/p99/max of the records
 sent before the creation or deletion (from :data:`WARM_UP_S`) and of those sent from it
 on, when the admin request was acknowledged, and the garbage-collection pauses the
@@ -51,8 +53,9 @@ def one_round(partitions: int, action: str) -> dict[str, Any]:
         admin.create_topics([NewTopic("tenant-a", 1, replica_assignment=[[1, 2, 3]],
                                       config={"min.insync.replicas": "2"})]
                             )["tenant-a"].result(60)
-        if action == "delete":  # created, in sync, then deleted while tenant-a sends
+        if action == "delete":  # created, applied, then deleted while tenant-a sends
             cluster.create_topic(WIDE_TOPIC, partitions)
+            _await_logs(cluster, WIDE_TOPIC, partitions)
         logged_before = {b.broker_id: len(b.output()) for b in cluster.brokers.values()}
         producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all",
                              "linger.ms": 0, "enable.idempotence": True})
@@ -84,6 +87,16 @@ def one_round(partitions: int, action: str) -> dict[str, Any]:
                   for generation, ms in GC_PAUSE.findall(b.output()[logged_before[b.broker_id]:])]
     return {**windows(delivered), "acknowledged_s": acted.get("acknowledged_s"),
             "gc_pauses_over_100_ms": pauses}
+
+
+def _await_logs(cluster: Any, topic: str, partitions: int, timeout_s: float = 120.0) -> None:
+    """Until every broker holds a log directory for each partition of ``topic``."""
+    deadline = time.monotonic() + timeout_s
+    while any(sum(1 for _ in b.log_dir.glob(f"{topic}-*[0-9]")) < partitions
+              for b in cluster.brokers.values()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the brokers made no logs for all of {topic} in {timeout_s} s")
+        time.sleep(0.2)
 
 
 def _recorder(delivered: list[tuple[float, float]], started: float, sent: float

@@ -15,6 +15,7 @@ from brokerd.coordination.znodes import PartitionState, TopicMetadata
 from brokerd.server import reconciler
 from brokerd.server.broker import Broker
 from brokerd.server.reconciler import SYNC_RECONCILE_MAX
+from tests.unit.brokerd.storage.conftest import batch
 
 TOPIC_ID = uuid.UUID(int=5)
 
@@ -182,3 +183,37 @@ def test_partitions_already_applied_do_not_count_against_a_chunk(
         return role
 
     assert asyncio.run(scenario()) == (False, 1)
+
+
+def test_a_large_topic_is_served_no_more_at_once_and_its_logs_deleted_in_slices(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Created again under the same name before the deletion ends, the new topic waits
+    for it: its replicas get fresh logs, never the deleted topic's data."""
+    monkeypatch.setattr(reconciler, "RECONCILE_SLICE_S", 60.0)  # chunks alone end slices
+    count = max(SYNC_RECONCILE_MAX + 1, reconciler.RECONCILE_CHUNK * 3)
+
+    async def scenario() -> tuple[int, int, int, set[int]]:
+        hosted = broker(tmp_path)
+        hosted.topic_changed("t", topic(count, leader=1))
+        await hosted.reconciler.settled()
+        for partition in hosted.replicas.partitions():
+            partition.log.append_as_leader(batch(1), partition.leader_epoch)
+        hosted.topic_changed("t", None)
+        served_after_deletion = len(hosted.replicas.partitions())
+        await asyncio.sleep(0)
+        logs_left = len(hosted.log_manager.all_logs())
+        again = topic(count, leader=1, topic_id=uuid.UUID(int=6))
+        last_first = TopicMetadata("t", again.topic_id, dict(reversed(again.replicas.items())),
+                                   again.states)  # reaches logs not yet deleted, if it may
+        hosted.topic_changed("t", last_first)
+        await hosted.reconciler.settled()
+        ends = {p.log.log_end_offset for p in hosted.replicas.partitions()}
+        served_again = len(hosted.replicas.partitions())
+        await hosted.replicas.close()
+        hosted.log_manager.close()
+        return served_after_deletion, logs_left, served_again, ends
+
+    served_after_deletion, logs_left, served_again, ends = asyncio.run(scenario())
+    assert served_after_deletion == 0
+    assert 0 < logs_left < count  # a slice deleted, the rest still to come
+    assert served_again == count and ends == {0}

@@ -140,3 +140,29 @@ def test_a_batch_of_deletions_rewrites_each_log_dirs_checkpoints_once(
     assert [p.name for d in dirs for p in d.iterdir() if p.is_dir()] == ["kept-0"]
     assert read_offset_checkpoint(dirs[0] / "log-start-offset-checkpoint") == {("kept", 0): 0}
     assert read_offset_checkpoint(dirs[1] / "log-start-offset-checkpoint") == {}
+
+
+def test_deletions_begun_one_by_one_forget_the_logs_at_once_and_checkpoint_on_completion(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large topic's logs are deleted a slice of the loop at a time: each leaves the
+    manager (and its name is free) at once; the checkpoints are rewritten once, at the end."""
+    logs = manager([tmp_path], clock)
+    for partition in range(3):
+        logs.get_or_create("t", partition).append_as_leader(batch(1), 0)
+    written: list[Path] = []
+    real_write = manager_module.write_offset_checkpoint
+
+    def counted_write(path: Path, offsets: dict[tuple[str, int], int]) -> None:
+        written.append(path)
+        real_write(path, offsets)
+
+    monkeypatch.setattr(manager_module, "write_offset_checkpoint", counted_write)
+    assert [logs.begin_deletion(("t", p)) for p in (0, 1, 9)] == [True, True, False]
+    assert sorted(logs.all_logs()) == [("t", 2)] and written == []
+    assert not (tmp_path / "t-0").exists()
+    assert logs.get_or_create("t", 0).log_end_offset == 0  # a new log under the old name
+    logs.complete_deletions()
+    assert len(written) == 3
+    DIRECTORY_REMOVER.wait()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["t-0", "t-2"]
