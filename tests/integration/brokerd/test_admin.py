@@ -16,6 +16,7 @@ from confluent_kafka.admin import (
     NewTopic,
 )
 
+from brokerd.server.reconciler import SYNC_RECONCILE_MAX
 from tests.integration.brokerd.broker_process import BrokerProcess
 from tests.integration.brokerd.test_confluent import produce
 
@@ -82,6 +83,26 @@ def test_a_topic_deleted_and_created_again_starts_empty(broker: BrokerProcess) -
         assert consumer.get_watermark_offsets(
             TopicPartition("again-t", partition), timeout=5) == (0, end)
     consumer.close()
+
+
+def test_a_large_topic_deleted_and_at_once_created_again_starts_empty(
+        broker: BrokerProcess) -> None:
+    """Over SYNC_RECONCILE_MAX partitions the old logs are deleted a slice at a time; the
+    topic created again meanwhile waits for that, and never serves the old data."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    partitions = SYNC_RECONCILE_MAX * 5
+    wait(admin.create_topics([NewTopic("again-large", partitions, 1)]))
+    for partition in (0, partitions - 1):
+        assert produce(broker.bootstrap, "again-large", 5, partition=partition) == list(range(5))
+    wait(admin.delete_topics(["again-large"]))
+    wait(admin.create_topics([NewTopic("again-large", partitions, 1)]))
+    assert produce(broker.bootstrap, "again-large", 3, partition=partitions - 1) == [0, 1, 2]
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "again-large"})
+    for partition, end in ((0, 0), (partitions - 1, 3)):
+        assert consumer.get_watermark_offsets(
+            TopicPartition("again-large", partition), timeout=5) == (0, end)
+    consumer.close()
+    assert sum(1 for _ in broker.log_dir.glob("again-large-*[0-9]")) == partitions
 
 
 def test_describe_cluster_and_delete_records(broker: BrokerProcess) -> None:
