@@ -91,10 +91,12 @@ class Reconciler:
         # Partition state (and replica list) last applied to each hosted replica, the
         # running chunked reconciliation of each large topic, and the running deletion of
         # each large topic's logs (never cancelled by newer events: a topic created again
-        # under the name waits for it, or would find the old logs).
+        # under the name waits for it, or would find the old logs) with the logs each
+        # deletion has yet to delete.
         self._applied: dict[tuple[str, int], tuple[PartitionState, tuple[int, ...]]] = {}
         self._running: dict[str, asyncio.Task[None]] = {}
         self._deleting: dict[str, asyncio.Task[None]] = {}
+        self._undeleted: dict[asyncio.Task[None], list[tuple[str, int]]] = {}
 
     def topic_changed(self, name: str, metadata: TopicMetadata | None) -> None:
         previous = self.cache.topic(name)
@@ -141,11 +143,20 @@ class Reconciler:
             await asyncio.wait({running}, timeout=remaining)
 
     def cancel(self) -> None:
-        """Stop every running reconciliation and deletion: no log may be created while the
-        logs close (the logs of a deleted topic not reached yet stay on disk: see
-        warn_about_orphans)."""
-        for running in (*self._running.values(), *self._deleting.values()):
+        """Stop every running reconciliation (no log may be created while the logs close)
+        and finish every running deletion at once: ZooKeeper no longer names the topic,
+        so nothing would delete the logs not reached yet after a restart, and a tenant's
+        deleted data must not outlive a broker restart."""
+        for running in self._running.values():
             running.cancel()
+        for deleting, undeleted in self._undeleted.items():
+            deleting.cancel()
+            try:
+                self.replicas.log_manager.delete_many(undeleted)
+            except OSError:
+                log.exception("cannot delete %d logs of a deleted topic; they stay on disk",
+                              len(undeleted))
+        self._undeleted.clear()
 
     def warn_about_orphans(self, topics_on_disk: Iterable[str]) -> None:
         """Logs of topics ZooKeeper does not know (deleted while this broker was down) are
@@ -200,18 +211,24 @@ class Reconciler:
             return
         task = asyncio.get_running_loop().create_task(self._delete_in_slices(gone, earlier))
         self._deleting[name] = task
-        task.add_done_callback(lambda done: self._chunks_done(self._deleting, name, done))
+        self._undeleted[task] = gone
+        task.add_done_callback(lambda done: self._deletion_done(name, done))
 
-    async def _delete_in_slices(self, keys: list[tuple[str, int]],
+    async def _delete_in_slices(self, undeleted: list[tuple[str, int]],
                                 earlier: asyncio.Task[None] | None) -> None:
+        """Delete the logs of ``undeleted``, taking each off the list as it goes."""
         if earlier is not None:  # deleted, created and deleted again: in order
             await asyncio.wait({earlier})
         logs, turn = self.replicas.log_manager, _Slice()
-        for key in keys:
-            if turn.spent(logs.begin_deletion(key)):
+        while undeleted:
+            if turn.spent(logs.begin_deletion(undeleted.pop())):
                 await asyncio.sleep(0)
                 turn = _Slice()
         logs.complete_deletions()
+
+    def _deletion_done(self, name: str, task: asyncio.Task[None]) -> None:
+        self._undeleted.pop(task, None)
+        self._chunks_done(self._deleting, name, task)
 
     def _stop_replica(self, name: str, partition: int) -> None:
         self.replicas.stop_replica(name, partition, delete=True)

@@ -217,3 +217,27 @@ def test_a_large_topic_is_served_no_more_at_once_and_its_logs_deleted_in_slices(
     assert served_after_deletion == 0
     assert 0 < logs_left < count  # a slice deleted, the rest still to come
     assert served_again == count and ends == {0}
+
+
+def test_a_shutdown_finishes_the_deletions_it_interrupts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ZooKeeper no longer names a deleted topic, so nothing would delete its remaining
+    logs after a restart: a tenant's deleted data must not outlive one."""
+    monkeypatch.setattr(reconciler, "RECONCILE_SLICE_S", 0.0)  # a log per turn
+    count = SYNC_RECONCILE_MAX * 4
+
+    async def scenario() -> int:
+        hosted = broker(tmp_path)
+        hosted.topic_changed("t", topic(count, leader=1))
+        await hosted.reconciler.settled()
+        hosted.topic_changed("t", None)
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        left_when_stopping = len(hosted.log_manager.all_logs())
+        hosted.reconciler.cancel()
+        await hosted.replicas.close()
+        hosted.log_manager.close()
+        return left_when_stopping
+
+    assert 0 < asyncio.run(scenario()) < count
+    assert not any(tmp_path.glob("t-*[0-9]"))  # every log renamed for deletion
