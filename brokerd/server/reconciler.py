@@ -3,11 +3,13 @@ holds (lead, follow, or delete each), as topic events arrive.
 
 Why apart from the broker: this is the one place that turns cluster metadata into local
 replica roles (Kafka's ``ReplicaManager.becomeLeaderOrFollower`` driven by LeaderAndIsr),
-and it has its own rules: state already applied costs two lookups, large topics apply a
-time slice at a time so one event over thousands of partitions never stalls the loop, and
-a newer event supersedes a running chunked one.  Coordinators of internal topics
-(``__consumer_offsets``, later ``__transaction_state``) follow the leadership it applies
-through :class:`~brokerd.server.internal_topics.LeadershipFollower` callbacks.
+and it has its own rules: state already applied costs two lookups (and no share of a
+slice), large topics apply a time slice at a time so one event over thousands of
+partitions never stalls the loop, a newer event supersedes a running chunked one, and a
+large deleted topic's logs go a slice at a time too, before any topic created again under
+its name.  Coordinators of internal topics (``__consumer_offsets``,
+``__transaction_state``) follow the leadership it applies, slice by slice, through
+:class:`~brokerd.server.internal_topics.LeadershipFollower` callbacks.
 
 Not thread-safe: the loop thread only.
 """
