@@ -110,6 +110,20 @@ def test_periodic_hooks(tmp_path: Path, clock: FakeClock) -> None:
     assert segment_files == [f"{2:020d}{suffix}" for suffix in (".index", ".log", ".timeindex")]
 
 
+def count_checkpoint_writes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """From now on, the paths of the offset checkpoints the manager writes, in order (still
+    written)."""
+    paths: list[Path] = []
+    real_write = manager_module.write_offset_checkpoint
+
+    def counted_write(path: Path, offsets: dict[tuple[str, int], int]) -> None:
+        paths.append(path)
+        real_write(path, offsets)
+
+    monkeypatch.setattr(manager_module, "write_offset_checkpoint", counted_write)
+    return paths
+
+
 def test_a_batch_of_deletions_rewrites_each_log_dirs_checkpoints_once(
     tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -121,14 +135,7 @@ def test_a_batch_of_deletions_rewrites_each_log_dirs_checkpoints_once(
     for partition in range(6):
         logs.get_or_create("t", partition).append_as_leader(batch(1), 0)
     logs.get_or_create("kept", 0)
-    written: list[Path] = []
-    real_write = manager_module.write_offset_checkpoint
-
-    def counted_write(path: Path, offsets: dict[tuple[str, int], int]) -> None:
-        written.append(path)
-        real_write(path, offsets)
-
-    monkeypatch.setattr(manager_module, "write_offset_checkpoint", counted_write)
+    written = count_checkpoint_writes(monkeypatch)
     gone = logs.delete_many([("t", p) for p in range(7)])
     assert gone == [("t", p) for p in range(6)]  # ("t", 6) was never hosted
     assert sorted(written) == sorted(d / name for d in dirs for name in (
@@ -150,14 +157,7 @@ def test_deletions_begun_one_by_one_forget_the_logs_at_once_and_checkpoint_on_co
     logs = manager([tmp_path], clock)
     for partition in range(3):
         logs.get_or_create("t", partition).append_as_leader(batch(1), 0)
-    written: list[Path] = []
-    real_write = manager_module.write_offset_checkpoint
-
-    def counted_write(path: Path, offsets: dict[tuple[str, int], int]) -> None:
-        written.append(path)
-        real_write(path, offsets)
-
-    monkeypatch.setattr(manager_module, "write_offset_checkpoint", counted_write)
+    written = count_checkpoint_writes(monkeypatch)
     assert [logs.begin_deletion(("t", p)) for p in (0, 1, 9)] == [True, True, False]
     assert sorted(logs.all_logs()) == [("t", 2)] and written == []
     assert not (tmp_path / "t-0").exists()
