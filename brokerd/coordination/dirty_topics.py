@@ -2,23 +2,41 @@
 thread, and one flush on the coordinator's ZooKeeper thread re-reads all of it.
 
 Why: a failover changes thousands of partition states at once; one flush for the burst
-costs pipelined reads and one post per topic instead of one flush per event.  A partition
-state's change (from :mod:`.state_watch`) is flushed :data:`STATE_SETTLE_S` later, so the
-controller's push of the same state usually lands first and the read is skipped; anything
-else (a topic created, its assignment or config changed, a state node created) is flushed
-at once and takes whatever is already marked with it.
+costs pipelined reads and one post per topic instead of one flush per event.
+
+A partition state's change (from :mod:`.state_watch`) settles before it is read, so that
+the controller's push of the same state (:mod:`.state_feed`) can land first and make the
+read unneeded (the flush reads only what nothing held covers).  Settling changes are
+looked at every :data:`STATE_SETTLE_S`: a change the controller would not push to this
+broker is read at the next look, and one it would push (a partition this broker hosts,
+when another broker is the controller) once it has waited :data:`PUSH_WAIT_S`.  Why wait
+that long: in the 30,000-partition failover the pushes reached a busy survivor up to ~2 s
+after the writes were notified, so the fixed 0.5 s settle this replaced read back
+thousands of states that were pushed a moment later, a tenth of that survivor's GIL time
+spent on work done twice, and ZooKeeper answered those reads while the controller was
+still writing (bench/README.md).
+
+Anything else (a topic created, its assignment or config changed, a state node created or
+deleted) is urgent: flushed at once, taking along the settling changes that wait for no
+push.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from time import monotonic
 
-# How long a notified partition-state change waits before its flush: the controller's
-# push of the same state, sent once its write is answered, lands meanwhile and makes the
-# read unneeded.  Changes that nobody pushes (a leader's ISR change) reach the other
-# brokers this much later; Kafka batches those for 2.5 s (isr_change_notification).
+# How often settling changes are looked at: a change nobody pushes here (a state of a
+# partition this broker does not host, or any change on the controller's own broker) is
+# read at most this long after its notification.
 STATE_SETTLE_S = 0.5
+# How long a change the controller pushes here waits for its push before it is read.  A
+# leader's ISR change is never pushed, so followers learn it this much later: Kafka batches
+# ISR change propagation for 2.5 s too (isr_change_notification).
+PUSH_WAIT_S = 2.5
+
+Key = tuple[str, int]
 
 
 class DirtyTopics:
@@ -26,48 +44,84 @@ class DirtyTopics:
     the one flush queued for them.  Thread-safe."""
 
     def __init__(self, queue_flush: Callable[[], None],
-                 settle_s: float = STATE_SETTLE_S) -> None:
+                 settle_s: float = STATE_SETTLE_S, push_wait_s: float = PUSH_WAIT_S,
+                 clock: Callable[[], float] = monotonic) -> None:
         """``queue_flush``: queues the flush, which calls :meth:`take`."""
         self._queue_flush = queue_flush
         self._settle_s = settle_s
+        self._push_wait_s = push_wait_s
+        self._clock = clock
         self._lock = threading.Lock()
         self._dirty: dict[str, set[int]] = {}
+        self._settling: set[Key] = set()  # read at the next look
+        # changes pushed here -> when first marked; in marking order, so the oldest lead
+        self._awaiting_push: dict[Key, float] = {}
         self._flush_queued = False
         self._timer: threading.Timer | None = None
 
-    def mark(self, name: str, key: int, settle: bool = False) -> None:
-        """Mark ``key`` of ``name``; the first mark of a burst queues the flush (after
-        the settle time with ``settle``), later ones join it."""
+    def mark(self, name: str, key: int) -> None:
+        """Mark ``key`` of ``name`` urgently: the first mark of a burst queues the flush,
+        later ones join it."""
         with self._lock:
             self._dirty.setdefault(name, set()).add(key)
-            if self._flush_queued or (settle and self._timer is not None):
-                return
-            if settle:
-                timer = self._timer = threading.Timer(self._settle_s, self._settled)
-            else:
-                self._flush_queued = True
-        if settle:
-            timer.daemon = True
-            timer.start()
-        else:
-            self._queue_flush()
-
-    def marked(self, name: str) -> frozenset[int]:
-        """The keys of ``name`` waiting for the next flush."""
-        with self._lock:
-            return frozenset(self._dirty.get(name, ()))
-
-    def take(self) -> dict[str, set[int]]:
-        """Everything marked so far (the flush calls this first)."""
-        with self._lock:
-            dirty, self._dirty = self._dirty, {}
-            self._flush_queued = False
-        return dirty
-
-    def _settled(self) -> None:
-        with self._lock:
-            self._timer = None
             if self._flush_queued:
                 return
             self._flush_queued = True
         self._queue_flush()
+
+    def settle(self, name: str, partition: int, pushed_here: bool) -> None:
+        """A partition state changed: read it once settled.  ``pushed_here``: the
+        controller pushes its changes of this partition to this broker."""
+        with self._lock:
+            key = (name, partition)
+            if pushed_here:
+                self._awaiting_push.setdefault(key, self._clock())
+            else:
+                self._settling.add(key)
+            if self._timer is not None:
+                return
+            timer = self._timer = threading.Timer(self._settle_s, self._look)
+        timer.daemon = True
+        timer.start()
+
+    def marked(self, name: str) -> frozenset[int]:
+        """The keys of ``name`` waiting to be read, settling or not."""
+        with self._lock:
+            settling = {key for topic, key in (*self._settling, *self._awaiting_push)
+                        if topic == name}
+            return frozenset(self._dirty.get(name, set()) | settling)
+
+    def take(self) -> dict[str, set[int]]:
+        """Everything due so far (the flush calls this first), with the settling changes
+        not waiting for a push: a flush already under way costs them nothing more."""
+        with self._lock:
+            dirty, self._dirty = self._dirty, {}
+            for name, partition in self._settling:
+                dirty.setdefault(name, set()).add(partition)
+            self._settling.clear()
+            self._flush_queued = False
+        return dirty
+
+    def _look(self) -> None:
+        """Timer thread: hand the settled changes to the next flush, and look again while
+        any still wait."""
+        with self._lock:
+            due = list(self._settling)
+            self._settling.clear()
+            cutoff = self._clock() - self._push_wait_s
+            for key, first_marked in self._awaiting_push.items():
+                if first_marked > cutoff:
+                    break
+                due.append(key)
+            for name, partition in due:
+                self._awaiting_push.pop((name, partition), None)
+                self._dirty.setdefault(name, set()).add(partition)
+            timer = self._timer = (threading.Timer(self._settle_s, self._look)
+                                   if self._awaiting_push else None)
+            queue = bool(due) and not self._flush_queued
+            self._flush_queued = self._flush_queued or queue
+        if timer is not None:
+            timer.daemon = True
+            timer.start()
+        if queue:
+            self._queue_flush()

@@ -43,7 +43,8 @@ from brokerd.coordination import znodes
 
 ADD_WATCH_OPCODE = 106  # ZooKeeper's OpCode.addWatch
 PERSISTENT_RECURSIVE = 1  # AddWatchMode.PERSISTENT_RECURSIVE
-# (topic, partition, settle): settle is False when the version became unknown (read at once).
+# (topic, partition, changed): changed is False for a creation or a deletion (the version
+# became unknown, so the node must be read).
 OnChange = Callable[[str, int, bool], None]
 Key = tuple[str, int]
 

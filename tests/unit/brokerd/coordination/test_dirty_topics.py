@@ -1,4 +1,5 @@
-"""DirtyTopics: one flush per burst, a settling state change waits, an urgent mark does not."""
+"""DirtyTopics: one flush per burst; a settling state change waits for the next look (or an
+urgent flush), one the controller pushes here waits longer for its push."""
 
 from __future__ import annotations
 
@@ -19,19 +20,47 @@ def test_a_burst_queues_one_flush_and_take_starts_the_next_burst() -> None:
     assert flushes == [1, 1] and dirty.marked("a") == {2}
 
 
-def test_settling_changes_flush_after_the_settle_time_unless_an_urgent_mark_comes_first(
-) -> None:
+def test_settling_changes_flush_at_the_next_look_or_with_an_urgent_mark() -> None:
     flushed = threading.Event()
     dirty = DirtyTopics(flushed.set, settle_s=0.05)
-    dirty.mark("a", 0, settle=True)
-    dirty.mark("a", 1, settle=True)
+    dirty.settle("a", 0, pushed_here=False)
+    dirty.settle("a", 1, pushed_here=False)
     assert not flushed.is_set()
     assert flushed.wait(5)
     assert dirty.take() == {"a": {0, 1}}
 
     flushed.clear()
     urgent = DirtyTopics(flushed.set, settle_s=60)
-    urgent.mark("a", 0, settle=True)
+    urgent.settle("a", 0, pushed_here=False)
+    urgent.settle("a", 2, pushed_here=True)
     assert not flushed.is_set()
-    urgent.mark("a", 1)  # a creation: the flush goes now and takes the settling mark too
+    urgent.mark("a", 1)  # a creation: flushed now, with the change that waits for no push
     assert flushed.is_set() and urgent.take() == {"a": {0, 1}}
+    assert urgent.marked("a") == {2}
+
+
+def test_a_change_pushed_here_waits_for_its_push_and_is_read_after_the_wait() -> None:
+    """The clock is the test's: the looks (every 10 ms of real time) see only the times it
+    sets, so what is due depends on nothing but them."""
+    now = [0.0]
+    flushed = threading.Event()
+    dirty = DirtyTopics(flushed.set, settle_s=0.01, push_wait_s=2.5, clock=lambda: now[0])
+    dirty.settle("a", 0, pushed_here=True)
+    assert not flushed.wait(0.2)  # ~20 looks at t=0: it waits for the push
+    dirty.settle("b", 0, pushed_here=False)  # never pushed here: read at the next look
+    assert flushed.wait(5)
+    assert dirty.take() == {"b": {0}}
+    assert dirty.marked("a") == {0}
+
+    flushed.clear()
+    now[0] = 2.0
+    dirty.settle("a", 1, pushed_here=True)
+    now[0] = 2.5  # partition 0 has waited the whole time; partition 1 only 0.5 s
+    assert flushed.wait(5)
+    assert dirty.take() == {"a": {0}}
+    assert dirty.marked("a") == {1}
+
+    flushed.clear()
+    now[0] = 4.5
+    assert flushed.wait(5)
+    assert dirty.take() == {"a": {1}}
