@@ -189,8 +189,13 @@ class PartitionState:
     zk_version: int = -1
 
     def encode(self) -> bytes:
-        return _dump({"controller_epoch": self.controller_epoch, "leader": self.leader,
-                      "version": 1, "leader_epoch": self.leader_epoch, "isr": list(self.isr)})
+        """Kafka's JSON, formatted directly: the controller encodes one per partition it
+        changes (30,000 in a failover at density), and ``json.dumps`` of the same dict
+        took 3.6 µs a state against 0.6 µs, about a tenth of the controller's GIL time
+        in that failover (py-spy, bench/README.md).  Every field is an int."""
+        return (b'{"controller_epoch":%d,"leader":%d,"version":1,"leader_epoch":%d,"isr":[%b]}'
+                % (self.controller_epoch, self.leader, self.leader_epoch,
+                   b",".join(b"%d" % replica for replica in self.isr)))
 
     @classmethod
     def decode(cls, data: bytes | None, zk_version: int = -1) -> PartitionState:

@@ -61,6 +61,11 @@ def test_topic_assignment_and_state_json() -> None:
                                           "leader_epoch": 4, "isr": [1, 2]}
     assert znodes.PartitionState.decode(state.encode(), 7) == znodes.PartitionState(
         1, 4, (1, 2), 2, 7)
+    for isr in ((), (3,), (1, 2, 3)):  # formatted by hand: byte for byte json.dumps's
+        state = znodes.PartitionState(leader=-1, leader_epoch=12, isr=isr, controller_epoch=9)
+        assert state.encode() == json.dumps(
+            {"controller_epoch": 9, "leader": -1, "version": 1, "leader_epoch": 12,
+             "isr": list(isr)}, separators=(",", ":")).encode()
     for bad in (b"", b"[]", b'{"leader":1}', b'{"leader":1,"leader_epoch":0,"isr":["x"]}'):
         with pytest.raises(znodes.ZnodeFormatError):
             znodes.PartitionState.decode(bad)
