@@ -24,7 +24,8 @@ push.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import takewhile
 from time import monotonic
 
 # How often settling changes are looked at: a change nobody pushes here (a state of a
@@ -44,10 +45,13 @@ class DirtyTopics:
     the one flush queued for them.  Thread-safe."""
 
     def __init__(self, queue_flush: Callable[[], None],
+                 pushed_here: Callable[[str, int], bool] = lambda name, partition: False,
                  settle_s: float = STATE_SETTLE_S, push_wait_s: float = PUSH_WAIT_S,
                  clock: Callable[[], float] = monotonic) -> None:
-        """``queue_flush``: queues the flush, which calls :meth:`take`."""
+        """``queue_flush``: queues the flush, which calls :meth:`take`; ``pushed_here``:
+        whether the controller pushes a partition's changes to this broker."""
         self._queue_flush = queue_flush
+        self._pushed_here = pushed_here
         self._settle_s = settle_s
         self._push_wait_s = push_wait_s
         self._clock = clock
@@ -68,6 +72,14 @@ class DirtyTopics:
                 return
             self._flush_queued = True
         self._queue_flush()
+
+    def state_changed(self, name: str, partition: int, changed: bool) -> None:
+        """The state watch's report (:mod:`.state_watch`): a change settles; a creation or
+        deletion is urgent (its version is unknown, so the node must be read)."""
+        if changed:
+            self.settle(name, partition, self._pushed_here(name, partition))
+        else:
+            self.mark(name, partition)
 
     def settle(self, name: str, partition: int, pushed_here: bool) -> None:
         """A partition state changed: read it once settled.  ``pushed_here``: the
@@ -95,10 +107,9 @@ class DirtyTopics:
         """Everything due so far (the flush calls this first), with the settling changes
         not waiting for a push: a flush already under way costs them nothing more."""
         with self._lock:
-            dirty, self._dirty = self._dirty, {}
-            for name, partition in self._settling:
-                dirty.setdefault(name, set()).add(partition)
+            self._mark_due(self._settling)
             self._settling.clear()
+            dirty, self._dirty = self._dirty, {}
             self._flush_queued = False
         return dirty
 
@@ -106,16 +117,14 @@ class DirtyTopics:
         """Timer thread: hand the settled changes to the next flush, and look again while
         any still wait."""
         with self._lock:
-            due = list(self._settling)
-            self._settling.clear()
             cutoff = self._clock() - self._push_wait_s
-            for key, first_marked in self._awaiting_push.items():
-                if first_marked > cutoff:
-                    break
-                due.append(key)
-            for name, partition in due:
-                self._awaiting_push.pop((name, partition), None)
-                self._dirty.setdefault(name, set()).add(partition)
+            waited = list(takewhile(lambda key: self._awaiting_push[key] <= cutoff,
+                                    self._awaiting_push))
+            for key in waited:
+                del self._awaiting_push[key]
+            due = [*self._settling, *waited]
+            self._settling.clear()
+            self._mark_due(due)
             timer = self._timer = (threading.Timer(self._settle_s, self._look)
                                    if self._awaiting_push else None)
             queue = bool(due) and not self._flush_queued
@@ -125,3 +134,8 @@ class DirtyTopics:
             timer.start()
         if queue:
             self._queue_flush()
+
+    def _mark_due(self, keys: Iterable[Key]) -> None:
+        """Under the lock: hand ``keys`` to the next flush."""
+        for name, partition in keys:
+            self._dirty.setdefault(name, set()).add(partition)

@@ -134,8 +134,8 @@ class ZkCoordinator:
         self._write_session = WriteSession(self._hosts, self._chroot, session_timeout_s)
         self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zk")
         # Watch events (kazoo threads) coalesced into flushes (worker thread).
-        self._dirty = DirtyTopics(lambda: self._submit(self._flush_sync))
-        self._state_watch = StateWatch(self._client, self._state_changed)
+        self._dirty = DirtyTopics(lambda: self._submit(self._flush_sync), self._pushed_here)
+        self._state_watch = StateWatch(self._client, self._dirty.state_changed)
         self._topics = TopicCache(self._client, self._dirty.mark, self._state_watch)
         self._isr_writes = IsrWriter(self._client, self._topics, self._submit,
                                      self._isr_written)
@@ -466,19 +466,13 @@ class ZkCoordinator:
             if read_all or not self._topics.known(name):
                 self._dirty.mark(name, ASSIGNMENT)
 
-    def _state_changed(self, topic: str, partition: int, changed: bool) -> None:
-        """kazoo's thread: a partition state changed (settles before it is read, longer when
-        the controller pushes it here: a replica hosted here and another broker
-        controlling), or was created or deleted (read at once: its version is unknown).
-        Reads the topic cache across threads, which is safe: one dict lookup is atomic, and
-        the metadata objects stored there are never mutated."""
-        if not changed:
-            self._dirty.mark(topic, partition)
-            return
+    def _pushed_here(self, topic: str, partition: int) -> bool:
+        """kazoo's thread: whether the controller pushes this partition's changes here (a
+        replica hosted here, another broker controlling).  Reads the topic cache across
+        threads: one dict lookup is atomic, and the metadata stored is never mutated."""
         metadata = self._topics.topics.get(topic)
-        pushed_here = (not self.is_controller and metadata is not None
-                       and self.broker_id in metadata.replicas.get(partition, ()))
-        self._dirty.settle(topic, partition, pushed_here)
+        return (not self.is_controller and metadata is not None
+                and self.broker_id in metadata.replicas.get(partition, ()))
 
     def _isr_written(self, changed: dict[str, set[int]]) -> None:
         """This broker's own ISR writes, in the cache but never read back: hand the topics

@@ -64,3 +64,17 @@ def test_a_change_pushed_here_waits_for_its_push_and_is_read_after_the_wait() ->
     now[0] = 4.5
     assert flushed.wait(5)
     assert dirty.take() == {"a": {1}}
+
+
+def test_the_watch_report_marks_creations_urgently_and_asks_which_changes_are_pushed_here(
+) -> None:
+    flushes: list[int] = []
+    dirty = DirtyTopics(lambda: flushes.append(1),
+                        pushed_here=lambda name, partition: partition == 1, settle_s=60)
+    dirty.state_changed("a", 0, changed=False)  # created: its version is unknown
+    assert flushes == [1] and dirty.take() == {"a": {0}}
+    dirty.state_changed("a", 1, changed=True)  # pushed here: waits for its push
+    dirty.state_changed("a", 2, changed=True)  # not pushed here: settles
+    dirty.mark("b", -1)
+    assert dirty.take() == {"a": {2}, "b": {-1}}
+    assert dirty.marked("a") == {1}
