@@ -50,6 +50,7 @@ import logging
 import time
 import zlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,7 +65,7 @@ from brokerd.metering import (
     save_sequence_book,
 )
 from brokerd.metering.txn_writers import TxnWriter, TxnWriters
-from brokerd.protocol.records import build_batch, parse_batch_header
+from brokerd.protocol.records import build_batch
 from brokerd.server import topic_admin
 from brokerd.server.metrics import QUOTA_TYPE_LABELS
 from brokerd.storage import StorageError
@@ -91,6 +92,22 @@ def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+@dataclass
+class ProducedBytes:
+    """What :meth:`BrokerMetering.produced` bills of a Produce request, noted by the handler
+    as it appends: the record bytes of each topic's partitions (request order) and the
+    producer id of a transactional request's appended batches.
+
+    Why not the request's data itself: its records are memoryviews of the request's
+    frame, and an acks=all request's answer waits for its replicas; the handler lets go of
+    them once appended (as Kafka clears a produce request's records after appending them),
+    so a connection's parked requests (up to 16, a megabyte each at full batches) do not
+    keep their frames' memory until the followers catch up."""
+
+    sizes: list[list[int]] = field(default_factory=list)
+    producer_id: int | None = None
+
+
 class BrokerMetering:
     """Meters tenant usage on one broker and appends it to ``__usage``."""
 
@@ -113,21 +130,20 @@ class BrokerMetering:
 
     # ---- hooks (Produce, Fetch, transaction markers) ------------------------------
 
-    def produced(self, request: Request, topic_data: list[bodies.ProduceRequestTopicData],
+    def produced(self, request: Request, sent: ProducedBytes,
                  responses: list[bodies.ProduceResponseResponse]) -> None:
         """A Produce request was answered: bill each tenant topic's accepted batches."""
         now = self._clock()
-        for topic, answered in zip(topic_data, responses, strict=True):
-            key = self._key(request, topic["name"])
+        for sizes, answered in zip(sent.sizes, responses, strict=True):
+            key = self._key(request, answered["name"])
             if key is None:
                 continue
-            accepted = sum(len(sent["records"]) for sent, result in
-                           zip(topic["partition_data"], answered["partition_responses"],
-                               strict=True)
-                           if result["error_code"] == 0 and sent["records"] is not None)
+            accepted = sum(size for size, result in
+                           zip(sizes, answered["partition_responses"], strict=True)
+                           if result["error_code"] == 0)
             self._usage.add_produce(key, accepted, now)
-        if request.body.get("transactional_id"):
-            self._remember_txn_writer(request, topic_data, responses)
+        if sent.producer_id is not None:
+            self._remember_txn_writer(request, sent.producer_id, sent, responses)
 
     def marker_written(self, topic: str, producer_id: int) -> None:
         """A transaction marker was appended on a partition led here: billed as
@@ -146,21 +162,18 @@ class BrokerMetering:
             key = TrafficKey(tenant, "", "", name)
         self._usage.add_markers(key, MARKER_BATCH_BYTES, self._clock())
 
-    def _remember_txn_writer(self, request: Request,
-                             topic_data: list[bodies.ProduceRequestTopicData],
+    def _remember_txn_writer(self, request: Request, producer_id: int, sent: ProducedBytes,
                              responses: list[bodies.ProduceResponseResponse]) -> None:
-        """Who sent this transactional request's producer id (one per request)."""
+        """Who sent this transactional request's producer id (one per request), once any
+        of its data was accepted."""
         principal = request.connection.principal
         if principal is None or principal.tenant is None:
             return
-        for topic, answered in zip(topic_data, responses, strict=True):
-            for sent, result in zip(topic["partition_data"], answered["partition_responses"],
-                                    strict=True):
-                if result["error_code"] == 0 and sent["records"]:
-                    producer_id = parse_batch_header(sent["records"], 0).producer_id
-                    writer = TxnWriter(principal, request.header.client_id or "")
-                    self.txn_writers.wrote(producer_id, writer)
-                    return
+        if any(size and result["error_code"] == 0
+               for sizes, answered in zip(sent.sizes, responses, strict=True)
+               for size, result in zip(sizes, answered["partition_responses"], strict=True)):
+            self.txn_writers.wrote(producer_id, TxnWriter(principal,
+                                                          request.header.client_id or ""))
 
     def fetched(self, request: Request, topics: list[bodies.FetchRequestTopic],
                 sent: Iterable[tuple[str, int]]) -> None:

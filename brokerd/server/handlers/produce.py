@@ -34,8 +34,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from brokerd.protocol import ApiKey, ErrorCode, ProtocolError
+from brokerd.protocol.records import parse_batch_header
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
+from brokerd.server.metering import ProducedBytes
 from brokerd.server.request import Later
 from brokerd.server.tenancy import ApiNames, Gate, Names
 from brokerd.server.tenancy_rules import TOPIC_DENIED, TXN_DENIED, every_produce_partition
@@ -164,9 +166,12 @@ async def handle(broker: HandlerContext, request: Request[bodies.ProduceRequest]
     deadline = asyncio.get_running_loop().time() + timeout_s
     responses: list[bodies.ProduceResponseResponse] = []
     commits = []
+    sent = ProducedBytes()
+    transactional = bool(body["transactional_id"])
     for topic_data in body["topic_data"]:
         name = topic_data["name"]
         partitions: list[bodies.ProduceResponsePartitionResponse]
+        sent.sizes.append([len(p["records"] or b"") for p in topic_data["partition_data"]])
         if acks not in VALID_ACKS:
             partitions = [partition_error(p["index"], ErrorCode.INVALID_REQUIRED_ACKS)
                           for p in topic_data["partition_data"]]
@@ -180,6 +185,9 @@ async def handle(broker: HandlerContext, request: Request[bodies.ProduceRequest]
                     continue
                 answer, wait = _append(broker, name, data, acks)
                 partitions.append(answer)
+                appended = data["records"] if answer["error_code"] == 0 else None
+                if transactional and sent.producer_id is None and appended is not None:
+                    sent.producer_id = parse_batch_header(appended, 0).producer_id
                 if wait is not None:
                     hosted, last_offset = wait
                     commits.append(_Commit(answer, hosted, hosted.wait_for_commit(last_offset),
@@ -187,33 +195,44 @@ async def handle(broker: HandlerContext, request: Request[bodies.ProduceRequest]
         responses.append({"name": name, "partition_responses": partitions})
     handler_ms = (time.perf_counter() - started) * 1000  # the purgatory wait is not work
     if any(not commit.committed.done() for commit in commits):
-        return Later(_answer_when_committed(broker, request, responses, commits, handler_ms))
+        _let_go_of_records(body)
+        return Later(_answer_when_committed(broker, request, responses, commits, sent,
+                                            handler_ms))
     for commit in commits:  # committed already (or failed): settle the answers now
         await _await_commit(commit)
-    return _answer(broker, request, responses, handler_ms)
+    return _answer(broker, request, responses, sent, handler_ms)
+
+
+def _let_go_of_records(body: bodies.ProduceRequest) -> None:
+    """Drop the request's record sets (memoryviews of its frame) once appended, so that
+    the frame's memory is freed or reused while this request waits for its replicas (see
+    :class:`~brokerd.server.metering.ProducedBytes`)."""
+    for topic_data in body["topic_data"]:
+        for data in topic_data["partition_data"]:
+            data["records"] = None
 
 
 async def _answer_when_committed(broker: HandlerContext, request: Request[bodies.ProduceRequest],
                                  responses: list[bodies.ProduceResponseResponse],
-                                 commits: list[_Commit], handler_ms: float
+                                 commits: list[_Commit], sent: ProducedBytes, handler_ms: float
                                  ) -> bodies.ProduceResponse | None:
     if len(commits) == 1:  # one partition, the usual acks=all request: no Task to wrap it
         await _await_commit(commits[0])
     else:
         await asyncio.gather(*(_await_commit(commit) for commit in commits))
-    return _answer(broker, request, responses, handler_ms)
+    return _answer(broker, request, responses, sent, handler_ms)
 
 
 def _answer(broker: HandlerContext, request: Request[bodies.ProduceRequest],
-            responses: list[bodies.ProduceResponseResponse], handler_ms: float
-            ) -> bodies.ProduceResponse | None:
+            responses: list[bodies.ProduceResponseResponse], sent: ProducedBytes,
+            handler_ms: float) -> bodies.ProduceResponse | None:
     """The quotas' throttle, the metering and the response, once every append settled."""
     body = request.body
     acks = body["acks"]
     throttle_ms = broker.quotas.produce_throttle(
         request.connection, request.header.client_id, request_bytes=request.frame_bytes,
         acks=acks, handler_time_ms=handler_ms)
-    broker.metering.produced(request, body["topic_data"], responses)
+    broker.metering.produced(request, sent, responses)
     if acks == 0:
         failed = [p for r in responses for p in r["partition_responses"] if p["error_code"]]
         if failed:

@@ -113,6 +113,36 @@ def test_acks_all_returns_once_appended_and_answers_later(tmp_path: Path) -> Non
     assert (answer["error_code"], answer["base_offset"]) == (0, 0)
 
 
+def test_a_request_waiting_for_replicas_lets_go_of_its_frame(tmp_path: Path) -> None:
+    """Its records are memoryviews of the request's frame: once appended they are
+    dropped, so nothing holds the frame (it is resizable: nothing exports it) while the
+    answer waits, and metering still bills the bytes accepted."""
+    batch = build_batch([(None, b"v", [], 1_700_000_000_000)] * 3)
+    frame = bytearray(batch)
+    billed: list[Any] = []
+
+    async def scenario() -> tuple[bool, dict[str, Any]]:
+        broker = _Broker(tmp_path)
+        broker.metering = SimpleNamespace(produced=lambda request, sent, responses:
+                                          billed.append(sent.sizes))
+        broker.lead(isr=(1, 2))
+        body = {"acks": -1, "timeout_ms": 2000, "transactional_id": None,
+                "topic_data": [{"name": "t", "partition_data": [
+                    {"index": 0, "records": memoryview(frame)[:len(batch)]}]}]}
+        later: Any = await produce.handle(broker, _request(0, 9, body))  # type: ignore[arg-type]
+        assert isinstance(later, Later)
+        frame.extend(b"next request")  # BufferError if anything still exported the frame
+        answered = asyncio.ensure_future(later.response)
+        await asyncio.sleep(0.01)
+        waiting = not answered.done()
+        await _fetch(broker, 2, 3)
+        return waiting, _answer(await asyncio.wait_for(answered, 1))
+
+    waiting, answer = asyncio.run(scenario())
+    assert waiting and answer["error_code"] == 0
+    assert billed == [[[len(batch)]]]
+
+
 def test_min_insync_refuses_before_storing(tmp_path: Path) -> None:
     async def scenario() -> tuple[dict[str, Any], int]:
         broker = _Broker(tmp_path)

@@ -14,7 +14,7 @@ from brokerd.metering.txn_writers import TxnWriter, TxnWriters
 from brokerd.protocol.records import build_batch
 from brokerd.quota import QuotaType
 from brokerd.security import Principal, TenantNamespace
-from brokerd.server.metering import BrokerMetering
+from brokerd.server.metering import BrokerMetering, ProducedBytes
 from brokerd.server.quotas import BrokerQuotaGlue
 from brokerd.storage.transactions import MARKER_BATCH_BYTES, marker_batch
 
@@ -72,16 +72,16 @@ def _metering() -> tuple[BrokerMetering, BrokerQuotaGlue]:
     return BrokerMetering(cast(Any, broker), clock=lambda: T0), quotas
 
 
-def _transactional_produce(producer_id: int) -> tuple[Any, list[dict[str, Any]],
+def _transactional_produce(producer_id: int) -> tuple[Any, ProducedBytes,
                                                       list[dict[str, Any]]]:
     batch = build_batch([(b"k", b"v", [], T0)], producer_id=producer_id, producer_epoch=0,
                         base_sequence=0, is_transactional=True)
     request = SimpleNamespace(
         connection=SimpleNamespace(principal=ORDERS, namespace=TenantNamespace("acme")),
         header=SimpleNamespace(client_id="app"), body={"transactional_id": "acme.tx"})
-    topics = [{"name": "acme.orders", "partition_data": [{"index": 0, "records": batch}]}]
-    answers = [{"partition_responses": [{"error_code": 0}]}]
-    return request, topics, answers
+    sent = ProducedBytes([[len(batch)]], producer_id)
+    answers = [{"name": "acme.orders", "partition_responses": [{"error_code": 0}]}]
+    return request, sent, answers
 
 
 def _traffic(metering: BrokerMetering) -> list[tuple[str, str, str, int, int]]:
@@ -93,9 +93,9 @@ def _traffic(metering: BrokerMetering) -> list[tuple[str, str, str, int, int]]:
 
 def test_a_marker_is_billed_to_whoever_sent_its_producers_transactional_data() -> None:
     metering, quotas = _metering()
-    request, topics, answers = _transactional_produce(producer_id=42)
-    metering.produced(cast(Any, request), cast(Any, topics), cast(Any, answers))
-    data = len(topics[0]["partition_data"][0]["records"])
+    request, sent, answers = _transactional_produce(producer_id=42)
+    metering.produced(cast(Any, request), sent, cast(Any, answers))
+    [[data]] = sent.sizes
     metering.marker_written("acme.orders", 42)
     assert _traffic(metering) == [
         ("User:acme.orders", "app", "orders", data + MARKER_BATCH_BYTES, 1)]
