@@ -80,9 +80,16 @@ def new_receive_buffer() -> bytearray:
     return bytearray(RECEIVE_BUFFER_BYTES)
 
 
-# Buffers of large frames kept for reuse by the connections of one thread (the loop's).
-LARGE_FRAME_SPARES = 4
-MAX_SPARE_BYTES = 4 * 1024 * 1024  # at most 16 MiB kept per thread
+# Buffers of large frames kept for reuse by the connections of one thread (the loop's):
+# up to MAX_SPARES of at most MAX_SPARE_BYTES each, SPARES_BUDGET_BYTES in all.  A
+# producer's pipelined megabyte requests wait in a connection's queue (up to
+# MAX_QUEUED_BYTES) and its parked acks=all answers, each in a buffer of its own: four
+# spares ran out at every request of the throughput phases (a fresh zero-filled megabyte
+# each, ``memset`` 4 % of the leader's CPU samples, 2026-12-06).  The worst case is what
+# four spares of up to 4 MiB could keep before: 16 MiB per thread.
+MAX_SPARES = 32
+SPARES_BUDGET_BYTES = 16 * 1024 * 1024
+MAX_SPARE_BYTES = 4 * 1024 * 1024
 # sys.getrefcount of a spare only the pool's list refers to (the list and the argument).
 _FREE_REFERENCES = 2
 
@@ -92,10 +99,10 @@ class _LargeFrameBuffers(threading.local):
 
     Why: ``bytearray(size)`` zero-fills, a pass over every byte of a megabyte produce
     request before the socket writes it again.  Every memoryview of a bytearray (the
-    frame, the records slices the handlers take and keep while a produce request waits
-    for its replicas, a write the transport has not finished) holds a reference to it, so
-    a spare whose reference count is that of the pool's list alone is free.  A few spares
-    per loop thread, not per connection: a connection keeps no buffer while idle.
+    frame, the records slices a handler takes, a write the transport has not finished)
+    holds a reference to it, so
+    a spare whose reference count is that of the pool's list alone is free.  Spares per
+    loop thread, not per connection: a connection keeps no buffer while idle.
     """
 
     def __init__(self) -> None:
@@ -108,10 +115,12 @@ class _LargeFrameBuffers(threading.local):
         spares = self.spares
         for index in range(len(spares)):
             if sys.getrefcount(spares[index]) == _FREE_REFERENCES:
-                if len(spares[index]) < size:
+                if len(spares[index]) >= size:
+                    return memoryview(spares[index])[:size]
+                if sum(map(len, spares)) - len(spares[index]) + size <= SPARES_BUDGET_BYTES:
                     spares[index] = bytearray(size)  # grown; the smaller one is freed
-                return memoryview(spares[index])[:size]
-        if len(spares) < LARGE_FRAME_SPARES:
+                    return memoryview(spares[index])
+        if len(spares) < MAX_SPARES and sum(map(len, spares)) + size <= SPARES_BUDGET_BYTES:
             spares.append(bytearray(size))
             return memoryview(spares[-1])
         return memoryview(bytearray(size))

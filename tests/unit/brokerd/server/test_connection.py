@@ -293,6 +293,22 @@ def test_a_large_frame_reuses_a_buffer_only_once_nothing_refers_to_it() -> None:
     asyncio.run(scenario())
 
 
+def test_the_large_frame_pool_keeps_a_pipeline_of_megabyte_frames_within_its_budget() -> None:
+    """A producer's pipelined megabyte requests are each in a buffer of their own at once
+    (queued, or being appended): once released, every one is taken again instead of a
+    new zero-filled one, and no more than the budget is ever kept."""
+    pool = connection_module._LargeFrameBuffers()
+    megabyte = 1 << 20
+    held = [pool.take(megabyte) for _ in range(12)]
+    first = {id(view.obj) for view in held}
+    held.clear()
+    again = [pool.take(megabyte) for _ in range(12)]
+    assert {id(view.obj) for view in again} == first
+    again += [pool.take(megabyte) for _ in range(8)]  # past the 16 MiB budget
+    assert sum(map(len, pool.spares)) == connection_module.SPARES_BUDGET_BYTES
+    assert len({id(view.obj) for view in again}) == 20  # the rest are fresh, not kept
+
+
 def test_a_later_response_lets_the_next_requests_run_and_keeps_the_order() -> None:
     async def scenario() -> tuple[Harness, list[bytes], list[bytes]]:
         harness = Harness()
