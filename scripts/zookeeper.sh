@@ -7,7 +7,11 @@
 # tests run a three-node ensemble), so every caller starts ZooKeeper the same way.
 set -euo pipefail
 conf_dir=$(cd "$(dirname "$0")" && pwd)/zookeeper-conf
-java_command=(java -Xmx256m -XX:+UseSerialGC
+# Heap: ZooKeeper's own default (zkEnv.sh's 1000 MB).  256 MB left little room at density:
+# at 30,000 RF 3 partitions 141-148 MB stayed live after each young collection (of 247 MB),
+# the old generation 83 % full (bench.density --phase partitions, 2026-12-06), so a
+# cluster a little larger would have run into full collections.
+java_command=(java -Xmx1000m -XX:+UseSerialGC
   -Dzookeeper.admin.enableServer=false
   -Dzookeeper.4lw.commands.whitelist=srvr,ruok,mntr
   -cp "$conf_dir:/usr/share/java/zookeeper.jar")
