@@ -67,7 +67,7 @@ class DirtyTopics:
         """Mark ``key`` of ``name`` urgently: the first mark of a burst queues the flush,
         later ones join it."""
         with self._lock:
-            self._dirty.setdefault(name, set()).add(key)
+            self._mark_due([(name, key)])
             if self._flush_queued:
                 return
             self._flush_queued = True
@@ -128,7 +128,8 @@ class DirtyTopics:
             timer = self._timer = (threading.Timer(self._settle_s, self._look)
                                    if self._awaiting_push else None)
             queue = bool(due) and not self._flush_queued
-            self._flush_queued = self._flush_queued or queue
+            if queue:
+                self._flush_queued = True
         if timer is not None:
             timer.daemon = True
             timer.start()

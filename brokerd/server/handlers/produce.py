@@ -185,9 +185,8 @@ async def handle(broker: HandlerContext, request: Request[bodies.ProduceRequest]
                     continue
                 answer, wait = _append(broker, name, data, acks)
                 partitions.append(answer)
-                appended = data["records"] if answer["error_code"] == 0 else None
-                if transactional and sent.producer_id is None and appended is not None:
-                    sent.producer_id = parse_batch_header(appended, 0).producer_id
+                if transactional and sent.producer_id is None and answer["error_code"] == 0:
+                    sent.producer_id = _producer_id(data)
                 if wait is not None:
                     hosted, last_offset = wait
                     commits.append(_Commit(answer, hosted, hosted.wait_for_commit(last_offset),
@@ -201,6 +200,12 @@ async def handle(broker: HandlerContext, request: Request[bodies.ProduceRequest]
     for commit in commits:  # committed already (or failed): settle the answers now
         await _await_commit(commit)
     return _answer(broker, request, responses, sent, handler_ms)
+
+
+def _producer_id(appended: bodies.ProduceRequestPartitionData) -> int | None:
+    """The producer id of a partition's appended batches (one producer per request)."""
+    records = appended["records"]
+    return parse_batch_header(records, 0).producer_id if records is not None else None
 
 
 def _let_go_of_records(body: bodies.ProduceRequest) -> None:
