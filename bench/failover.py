@@ -4,6 +4,9 @@ One broker leads a third of the partitions.  Measured, each as wall seconds:
 
 * ``kill_s``: kill -9 of that broker -> every survivor's Metadata names a live leader for
   every partition (the issue's bound: ZooKeeper session timeout + 5 s);
+* ``writable_s``: kill -9 -> a sample of the partitions it led all took an acks=all write
+  again (:mod:`bench.writable`: what a producer waits for, which the answers of
+  ``kill_s`` can precede while the new leaders apply their leadership);
 * ``preferred_s``: its restart -> it leads its preferred partitions again (automatic
   preferred-leader election);
 * ``controlled_s``: SIGTERM (controlled shutdown) -> no other broker names it leader of any
@@ -26,6 +29,7 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
+from bench.writable import WritableProbe, sample
 from tests.integration.cluster.harness import Cluster, PartitionView, wait_until
 from tests.integration.cluster.sequence import SequenceProducer, assert_no_loss, read_all
 
@@ -58,6 +62,8 @@ class FailoverFigures:
     partitions: int
     led_by_victim: int
     kill_s: float = 0.0
+    writable_s: float = 0.0
+    writable_p50_s: float = 0.0
     preferred_s: float = 0.0
     controlled_s: float = 0.0
     shutdown_s: float = 0.0
@@ -85,8 +91,8 @@ def create_topics(cluster: Cluster, topics: dict[str, int]) -> None:
 
 
 def led_by(cluster: Cluster, broker_id: int, topics: list[str], via: int
-           ) -> set[tuple[str, int]]:
-    return {(topic, p) for topic, views in cluster.metadata(via, topics).items()
+           ) -> dict[tuple[str, int], PartitionView]:
+    return {(topic, p): view for topic, views in cluster.metadata(via, topics).items()
             for p, view in views.items() if view.leader == broker_id}
 
 
@@ -196,14 +202,19 @@ def measure(cluster: Cluster, topic_count: int = 3, partitions_per_topic: int = 
     survivor = next(b for b in cluster.brokers if b != victim)
     preferred = led_by(cluster, victim, names, via=survivor)
     figures = FailoverFigures(sum(counts.values()), len(preferred))
+    probe = WritableProbe(cluster, victim, sample(preferred))
 
     started = time.monotonic()
     cluster.kill(victim)
+    probe.start(started)
     settled_by: dict[int, float] = {}
     settled = wait_led_by_others(cluster, counts, victim, 120, "new leaders for every partition",
                                  settled_by)
     figures.kill_s = round(settled - started, 2)
     figures.kill_s_by_broker = {b: round(t - started, 2) for b, t in settled_by.items()}
+    acked_after = sorted(probe.wait(120).values())
+    figures.writable_s = round(acked_after[-1], 2)
+    figures.writable_p50_s = round(acked_after[len(acked_after) // 2], 2)
     _report(figures, progress)
 
     cluster.restart(victim)

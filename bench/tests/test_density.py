@@ -62,7 +62,7 @@ def results() -> dict[str, Any]:
                         "grow_seconds": 0.0, "brokers": {}, "other_cores": 0.0,
                         "error": "not attempted: descriptors"}],
             "failover": {"partitions": 1_006, "led_by_victim": 335, "kill_s": 7.0,
-                         "preferred_s": 2.0, "controlled_s": 1.0, "shutdown_s": 1.5,
+                         "writable_s": 8.5, "writable_p50_s": 7.5, "preferred_s": 2.0, "controlled_s": 1.0, "shutdown_s": 1.5,
                          "produce_errors": []}},
         "connections": {"error": "TimeoutError: x"},
         "peers": {"nats_jetstream": {"server": "nats://127.0.0.1:4222", "storage": "file",
@@ -82,6 +82,7 @@ def test_report_prints_every_phase_failures_and_ratios_to_peers() -> None:
     assert "= 0.4" in text
     assert "not attempted: descriptors" in text
     assert "led_by_victim" not in text and "leading 335 of 1,006 partitions" in text
+    assert "new leaders everywhere 7.0 s, sampled partitions writable (acks=all) 8.5 s" in text
     assert "idle connections: FAILED: TimeoutError: x" in text
     assert "ratio p50 4.00, p99 3.00" in text  # ours 2.0 / 0.5 and 9.0 / 3.0
     assert "ratio 0.80 (acks=all), 2.00 (acks=1)" in text
