@@ -154,7 +154,8 @@ def _partitions_section(section: dict[str, Any]) -> list[str]:
             f"failover of the broker leading {failover['led_by_victim']:,} of "
             f"{failover['partitions']:,} partitions: kill -9 -> new leaders everywhere "
             f"{failover['kill_s']} s, sampled partitions writable (acks=all) "
-            f"{failover['writable_s']} s (median {failover['writable_p50_s']} s); restart -> preferred leaders {failover['preferred_s']} s;"
+            f"{failover['writable_s']} s (median {failover['writable_p50_s']} s); "
+            f"restart -> preferred leaders {failover['preferred_s']} s;"
             f" controlled shutdown {failover['controlled_s']} s (exited after "
             f"{failover['shutdown_s']} s), produce errors {len(failover['produce_errors'])}"
             + (" (0 s: a step not reached)" if "error" in failover else ""))

@@ -220,17 +220,22 @@ def started_cluster(zk_connect: str, workdir: Path, **properties: str) -> Iterat
 
 
 def produce(cluster: Cluster, broker_id: int, topic: str, values: list[bytes], acks: int,
-            partition: int = 0, timeout_ms: int = 5_000) -> tuple[int, int]:
-    """One Produce v9 request of ``values`` (one batch) sent straight to ``broker_id``;
+            partition: int = 0, timeout_ms: int = 5_000,
+            client: WireClient | None = None) -> tuple[int, int]:
+    """One Produce v9 request of ``values`` (one batch) sent straight to ``broker_id``
+    (through ``client`` if given, a connection to it kept by the caller, else a new one);
     returns (error code, base offset) so tests see the protocol's own answer."""
     batch = build_batch([(None, value, [], int(time.time() * 1000)) for value in values])
-    client = WireClient(cluster.brokers[broker_id].port, timeout=timeout_ms / 1000 + 5)
+    own = client is None
+    if client is None:
+        client = WireClient(cluster.brokers[broker_id].port, timeout=timeout_ms / 1000 + 5)
     try:
         body = client.request(ApiKey.PRODUCE, 9, {
             "transactional_id": None, "acks": acks, "timeout_ms": timeout_ms,
             "topic_data": [{"name": topic, "partition_data": [
                 {"index": partition, "records": batch}]}]})
     finally:
-        client.close()
+        if own:
+            client.close()
     answer = body["responses"][0]["partition_responses"][0]
     return answer["error_code"], answer["base_offset"]

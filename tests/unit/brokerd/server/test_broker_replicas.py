@@ -241,3 +241,33 @@ def test_a_shutdown_finishes_the_deletions_it_interrupts(
 
     assert 0 < asyncio.run(scenario()) < count
     assert not any(tmp_path.glob("t-*[0-9]"))  # every log renamed for deletion
+
+
+def test_leadership_changes_apply_before_isr_only_ones(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failover changes every partition of a topic at once, most only in their ISR; the
+    partition that changes leader must not wait behind them (producers wait for it)."""
+    monkeypatch.setattr(reconciler, "RECONCILE_SLICE_S", 60.0)  # chunks alone end slices
+    count = max(SYNC_RECONCILE_MAX + 1, reconciler.RECONCILE_CHUNK * 4)
+    last = count - 1
+
+    async def scenario() -> tuple[tuple[bool, int] | None, tuple[int, ...] | None]:
+        hosted = broker(tmp_path)
+        hosted.topic_changed("t", topic(count, leader=1))
+        await hosted.reconciler.settled()
+        failed_over = topic(count, leader=1)
+        failed_over.states.update({p: PartitionState(1, 0, (1, 3), 0, 1) for p in range(count)})
+        failed_over.states[last] = PartitionState(3, 1, (1, 3), 0, 1)
+        hosted.topic_changed("t", failed_over)
+        await asyncio.sleep(0)  # one turn of the loop: one chunk
+        moved = hosted.replicas.get("t", last)
+        isr_only = hosted.replicas.get("t", last - 1)
+        seen = (None if moved is None else (moved.is_leader, moved.leader_epoch),
+                None if isr_only is None else isr_only.isr)
+        await hosted.reconciler.settled()
+        assert hosted.replicas.get("t", last - 1).isr == (1, 3)  # type: ignore[union-attr]
+        await hosted.replicas.close()
+        hosted.log_manager.close()
+        return seen
+
+    assert asyncio.run(scenario()) == ((False, 1), (1, 2, 3))
