@@ -47,6 +47,13 @@ FETCH_VERSION = 12  # the last version naming topics (v13 uses topic ids)
 EPOCH_VERSION = 4
 # Kafka's replica.fetch.backoff.ms is 1 s; half that brings a restarted leader back sooner.
 BACKOFF_S = 0.5
+# A refused partition waits this long first, then twice as long each time it is refused
+# again, up to BACKOFF_S.  Why: in a failover the controller's own broker follows its new
+# leaders at once, while the other survivor applies its leaderships a slice at a time and
+# answers NOT_LEADER_OR_FOLLOWER meanwhile; a flat 0.5 s made acks=all writes to those
+# partitions wait up to half a second after their leader had applied (30,000 partitions:
+# the last sampled partition writable 1.5 s after Metadata named every new leader).
+FIRST_BACKOFF_S = 0.1
 # Top-level Fetch errors that only mean "start a new session" (KIP-227).
 SESSION_ERRORS = frozenset({ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
                             ErrorCode.INVALID_FETCH_SESSION_EPOCH,
@@ -93,6 +100,7 @@ class _Fetching:
     parked_until: float = 0.0
     throttled: bool = field(default=False)
     parked_error: int = 0  # the last error that parked it (logged when it changes)
+    backoff_s: float = 0.0  # its last park's wait (0: not refused since it last fetched)
 
 
 class FollowerSession:
@@ -370,17 +378,19 @@ class ReplicaFetcher:
             self._newly_parked.setdefault(error, []).append(
                 f"{key[0]}-{key[1]} (epoch {fetching.leader_epoch})")
         fetching.parked_error = error
-        fetching.parked_until = time.monotonic() + BACKOFF_S
+        fetching.backoff_s = (min(BACKOFF_S, 2 * fetching.backoff_s) if fetching.backoff_s
+                              else FIRST_BACKOFF_S)
+        fetching.parked_until = time.monotonic() + fetching.backoff_s
         self._stale.add(key)
 
     def _report_parked(self) -> None:
         """One line per error for the partitions an answer newly parked."""
         for error, partitions in self._newly_parked.items():
             more = len(partitions) - PARKED_EXAMPLES
-            log.info("leader %d answered error %d for %d partition(s): %s%s; retrying in "
-                     "%.1f s", self.leader_id, error, len(partitions),
-                     ", ".join(partitions[:PARKED_EXAMPLES]),
-                     f" and {more} more" if more > 0 else "", BACKOFF_S)
+            log.info("leader %d answered error %d for %d partition(s): %s%s; retrying "
+                     "after %.1f s, doubling up to %.1f s", self.leader_id, error,
+                     len(partitions), ", ".join(partitions[:PARKED_EXAMPLES]),
+                     f" and {more} more" if more > 0 else "", FIRST_BACKOFF_S, BACKOFF_S)
         self._newly_parked.clear()
 
     # ---- fetching ------------------------------------------------------------------
@@ -447,7 +457,7 @@ class ReplicaFetcher:
                         fetch_offset, exc)
             self._park(key, fetching, int(exc.error_code))
             return
-        fetching.parked_error = 0
+        fetching.parked_error, fetching.backoff_s = 0, 0.0
         if fetching.throttled:
             self._throttle.charge(len(data), time.monotonic())
 

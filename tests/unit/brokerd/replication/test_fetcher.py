@@ -14,7 +14,14 @@ import pytest
 
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.protocol.records import build_batch
-from brokerd.replication.fetcher import FetcherManager, FetchSettings, ReplicaFetcher, _Fetching
+from brokerd.replication.fetcher import (
+    BACKOFF_S,
+    FIRST_BACKOFF_S,
+    FetcherManager,
+    FetchSettings,
+    ReplicaFetcher,
+    _Fetching,
+)
 from brokerd.replication.partition import Partition
 from brokerd.replication.throttle import ByteRateLimit
 from brokerd.storage import LogConfig, LogManager
@@ -160,9 +167,27 @@ def test_partitions_an_answer_parks_are_logged_in_one_line(
     head, _, examples = line.partition(" partition(s): ")
     assert head == f"leader 1 answered error {error} for 5"
     named, _, rest = examples.partition(" and ")
-    assert rest == "2 more; retrying in 0.5 s"
+    assert rest == "2 more; retrying after 0.1 s, doubling up to 0.5 s"
     assert set(named.split(", ")) < {f"t-{index} (epoch 5)" for index in range(5)}
     assert len(named.split(", ")) == 3
+
+
+def test_a_refused_partition_backs_off_doubling_and_a_fetched_one_starts_again(
+        tmp_path: Path) -> None:
+    fetcher = refused_fetcher(tmp_path, 1)
+    key = ("t", 0)
+    fetching = fetcher.partitions[key]
+    waits = [fetching.backoff_s]
+    for _ in range(3):
+        fetcher._park(key, fetching, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        waits.append(fetching.backoff_s)
+    assert waits == [FIRST_BACKOFF_S, 0.2, 0.4, BACKOFF_S]
+    assert fetching.parked_until - time.monotonic() <= BACKOFF_S
+    fetching.parked_until = 0.0
+    fetcher._apply(key, fetching, fetching.partition.log_end_offset, {
+        "error_code": 0, "high_watermark": 0, "log_start_offset": 0, "records": None})
+    fetcher._park(key, fetching, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    assert fetching.backoff_s == FIRST_BACKOFF_S  # a fetch since: the short wait again
 
 
 def test_parked_partitions_are_looked_at_again_only_once_their_back_off_is_over(
