@@ -50,9 +50,9 @@ BACKOFF_S = 0.5
 # A refused partition waits this long first, then twice as long each time it is refused
 # again, up to BACKOFF_S.  Why: in a failover the controller's own broker follows its new
 # leaders at once, while the other survivor applies its leaderships a slice at a time and
-# answers NOT_LEADER_OR_FOLLOWER meanwhile; a flat 0.5 s made acks=all writes to those
-# partitions wait up to half a second after their leader had applied (30,000 partitions:
-# the last sampled partition writable 1.5 s after Metadata named every new leader).
+# answers NOT_LEADER_OR_FOLLOWER meanwhile (for up to 3.5 s after the controller's writes
+# in a 30,000-partition failover); a flat 0.5 s made acks=all writes to those partitions
+# wait up to half a second more after their leader had applied.
 FIRST_BACKOFF_S = 0.1
 # Top-level Fetch errors that only mean "start a new session" (KIP-227).
 SESSION_ERRORS = frozenset({ErrorCode.FETCH_SESSION_ID_NOT_FOUND,

@@ -7,9 +7,9 @@ and it has its own rules: state already applied costs two lookups (and no share 
 slice), large topics apply a time slice at a time so one event over thousands of
 partitions never stalls the loop, leadership changes before ISR-only ones, a newer event
 supersedes a running chunked one, and a large deleted topic's logs go a slice at a time
-too, before any topic created again under its name.  Coordinators of internal topics (``__consumer_offsets``,
-``__transaction_state``) follow the leadership it applies, slice by slice, through
-:class:`~brokerd.server.internal_topics.LeadershipFollower` callbacks.
+too, before any topic created again under its name.  Coordinators of internal topics
+(``__consumer_offsets``, ``__transaction_state``) follow the leadership it applies, slice
+by slice, through :class:`~brokerd.server.internal_topics.LeadershipFollower` callbacks.
 
 Not thread-safe: the loop thread only.
 """
