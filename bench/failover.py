@@ -215,8 +215,9 @@ def measure(cluster: Cluster, topic_count: int = 3, partitions_per_topic: int = 
     figures.kill_s = round(settled - started, 2)
     figures.kill_s_by_broker = {b: round(t - started, 2) for b, t in settled_by.items()}
     acked_after = sorted(probe.wait(120).values())
-    figures.writable_s = round(acked_after[-1], 2)
-    figures.writable_p50_s = round(acked_after[len(acked_after) // 2], 2)
+    if acked_after:  # none when the victim led none of the scale topics' partitions
+        figures.writable_s = round(acked_after[-1], 2)
+        figures.writable_p50_s = round(acked_after[len(acked_after) // 2], 2)
     _report(figures, progress)
 
     cluster.restart(victim)
