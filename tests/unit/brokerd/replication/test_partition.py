@@ -115,6 +115,23 @@ def test_stale_epochs_and_versions_are_ignored(tmp_path: Path) -> None:
     assert not partition.is_leader and partition.leader_epoch == 4
 
 
+def test_only_role_changes_notify_an_isr_change_within_a_term_does_not(tmp_path: Path
+                                                                        ) -> None:
+    partition = leader(tmp_path, epoch=4)
+    fired: list[int] = []
+    partition.role_changed.add(lambda: fired.append(partition.leader_epoch))
+    assert partition.become_leader(4, (1, 2), (1, 2, 3), 8, 0)  # the dead broker dropped
+    assert partition.isr == (1, 2) and fired == []
+    assert partition.become_leader(4, (1, 2), (1, 2, 3, 4), 9, 0)  # a replica added
+    assert partition.become_leader(5, (1, 2), (1, 2, 3, 4), 10, 0)  # a new term
+    assert fired == [4, 5]
+    assert partition.become_follower(2, 6, (1, 2, 3, 4), (1, 2), 11)  # now following
+    assert not partition.become_follower(2, 6, (1, 2, 3, 4), (2,), 12)  # ISR only
+    assert partition.isr == (2,) and fired == [4, 5, 6]
+    assert not partition.become_follower(2, 6, (2, 3, 4), (2,), 13)  # replicas changed
+    assert fired == [4, 5, 6, 6]
+
+
 def test_follower_appends_leader_batches_and_caps_the_high_watermark(tmp_path: Path) -> None:
     source = leader(tmp_path / "a", isr=(1,), epoch=2)
     source.append_as_leader(records(b"a", b"b"))
