@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from itertools import islice
 
 from brokerd.coordination import leader_and_isr_codec
 from brokerd.coordination.leader_and_isr_codec import VERSION, Entry, PushRequest
@@ -64,12 +65,18 @@ def targets(broker_id: int, written: Written) -> dict[int, Pending]:
 
 def take(pending: Pending) -> Pending:
     """Removes and returns the first :data:`MAX_PARTITIONS` of ``pending`` (all of it when
-    fewer) in (topic, partition) order, so a topic's partitions travel together."""
+    fewer) in the order they were written (a partition written again keeps its place).
+
+    Why that order: the controller writes a failover's leader changes before the changes
+    that only drop the dead broker from ISRs, and a producer waits for the former.  Taken
+    in (topic, partition) order instead, the ISR-only states gathered while every
+    connection was busy could go ahead of the leader changes of later topics.  Written
+    order still keeps a topic's partitions together: the controller writes topic by topic."""
     if len(pending) <= MAX_PARTITIONS:
         taken = dict(pending)
         pending.clear()
         return taken
-    return {key: pending.pop(key) for key in sorted(pending)[:MAX_PARTITIONS]}
+    return {key: pending.pop(key) for key in list(islice(pending, MAX_PARTITIONS))}
 
 
 class StatePusher:

@@ -29,8 +29,23 @@ def test_each_broker_is_sent_the_partitions_it_hosts_in_bounded_requests(
 
     monkeypatch.setattr(state_push, "MAX_PARTITIONS", 1)
     pending = targets[3]
-    assert list(state_push.take(pending)) == [("t", 1)]  # in (topic, partition) order
+    assert list(state_push.take(pending)) == [("t", 1)]  # in written order
     assert list(pending) == [("t", 2)]
+
+
+def test_states_are_taken_in_written_order_so_leader_changes_go_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failover's leader changes are written first; ISR-only states written while every
+    connection is busy gather behind them, even those of topics that sort earlier."""
+    monkeypatch.setattr(state_push, "MAX_PARTITIONS", 2)
+    late = TopicMetadata("z", TOPIC_ID, {0: (1, 2), 1: (1, 2)})
+    early = TopicMetadata("a", TOPIC_ID, {0: (1, 2)})
+    pending = state_push.targets(1, [(late, {0: state(2, 2, (2,)), 1: state(2, 2, (2,))})])[2]
+    pending.update(state_push.targets(1, [(early, {0: state(1, 2, (1,))})])[2])
+    pending.update(state_push.targets(1, [(late, {0: state(2, 3, (2,))})])[2])  # again
+    taken = state_push.take(pending)
+    assert list(taken) == [("z", 0), ("z", 1)] and taken[("z", 0)][1].zk_version == 3
+    assert list(pending) == [("a", 0)]
 
 
 def test_a_push_builds_no_request_for_a_broker_that_is_not_live(
