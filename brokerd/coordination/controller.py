@@ -143,10 +143,12 @@ class Controller:
         (pushed, and read back through their watches), so writing the leader changes
         first lets clients switch over after a third of the writes (measured with 3,000
         partitions when brokers only re-read: a controlled shutdown handed over in about
-        half the time).  Each partition is
-        decided once: the second batch writes the first pass's decisions (nothing else
-        changes the cache meanwhile: both run on this thread), and only conflicts are
-        re-read and decided again."""
+        half the time).  Each batch is decided just before it is written: first the
+        partitions whose leader may no longer lead (a cheap test), so the ISR-only
+        decisions (two thirds of a failover's, 120-420 ms for all 30,006 at 30,000
+        partitions) no longer delay the first leader write.  Each partition is decided
+        once (nothing else changes the cache meanwhile: both passes run on this thread),
+        and only conflicts are re-read and decided again."""
         eligible, alive = self.eligible, set(self.live)
 
         def decide(topic: TopicMetadata, partition: int,
@@ -157,16 +159,25 @@ class Controller:
                 self.eligible_for((topic.name, partition), eligible), alive, self.epoch,
                 unclean)
 
+        def leader_may_go(key: PartitionKey, state: PartitionState) -> bool:
+            # elect_on_change keeps an eligible leader, unless its replica is offline
+            # (a failed log dir): that rare move waits for the second batch.
+            return state.leader not in eligible
+
+        keys = None if keys is None else list(keys)
         started = time.monotonic()
-        changes, previous = self._decide(keys, decide)
+        changes, previous = self._decide(keys, decide, leader_may_go)
         decided = time.monotonic()
         leader_moves = {key: new for key, new in changes.items() if new.leader != previous[key]}
         moved = self._write(leader_moves, previous, decide)
         if len(leader_moves) >= LOGGED_BATCH:
-            log.info("decided %d partition changes in %.1f ms, wrote the %d leader changes "
-                     "in %.1f ms", len(changes), (decided - started) * 1000, len(leader_moves),
+            log.info("decided %d leader changes in %.1f ms, wrote them in %.1f ms",
+                     len(leader_moves), (decided - started) * 1000,
                      (time.monotonic() - decided) * 1000)
-        rest = {key: new for key, new in changes.items() if key not in leader_moves}
+        rest, rest_previous = self._decide(
+            keys, decide, lambda key, state: key not in changes and not leader_may_go(key, state))
+        rest.update((key, new) for key, new in changes.items() if key not in leader_moves)
+        previous.update(rest_previous)
         return moved + self._write(rest, previous, decide)
 
     # ---- controlled shutdown ----------------------------------------------------------
@@ -346,10 +357,12 @@ class Controller:
         changes, previous = self._decide(keys, decide)
         return self._write(changes, previous, decide)
 
-    def _decide(self, keys: Iterable[PartitionKey] | None, decide: Decide
+    def _decide(self, keys: Iterable[PartitionKey] | None, decide: Decide,
+                where: Callable[[PartitionKey, PartitionState], bool] | None = None
                 ) -> tuple[dict[PartitionKey, PartitionState], dict[PartitionKey, int]]:
         """The new states ``decide`` gives ``keys`` (None: every partition, walked
-        topic by topic without listing them), and the leaders they replace."""
+        topic by topic without listing them) whose current state passes ``where`` (all
+        when None), and the leaders they replace."""
         changes: dict[PartitionKey, PartitionState] = {}
         previous: dict[PartitionKey, int] = {}
         topics = self._cache.topics
@@ -361,7 +374,8 @@ class Controller:
             candidates = ((topics.get(name), name, partition) for name, partition in keys)
         for topic, name, partition in candidates:
             state = topic.states.get(partition) if topic is not None else None
-            if topic is None or state is None or partition not in topic.replicas:
+            if (topic is None or state is None or partition not in topic.replicas
+                    or (where is not None and not where((name, partition), state))):
                 continue
             new = decide(topic, partition, state)
             if new is not None:
