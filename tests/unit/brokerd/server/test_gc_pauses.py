@@ -67,6 +67,7 @@ def test_a_long_pause_is_logged_without_counting_the_frozen_objects(
         keeper("start", {"generation": 1})
         keeper("stop", {"generation": 1, "collected": 3, "uncollectable": 0})
     assert "generation 1 paused every thread" in caplog.text
+    assert "ms of CPU; 3 objects collected" in caplog.text
 
 
 def test_new_objects_are_frozen_on_request_only_while_pauses_are_kept_short() -> None:
