@@ -64,15 +64,6 @@ class StateFeed:
     def topic(self, name: str) -> TopicMetadata | None:
         return self._topics.get(name)
 
-    def superseded(self, name: str, partition: int, zk_version: int) -> bool:
-        """Whether a state of the partition newer than ``zk_version`` is known here: a
-        conditional write at that version is bound to fail, so a leader's ISR proposal
-        need not be sent (the newer state reaches its replica soon; in a failover it is
-        the controller's, which already dropped the dead broker)."""
-        metadata = self._topics.get(name)
-        known = metadata.states.get(partition) if metadata is not None else None
-        return known is not None and known.zk_version > zk_version
-
     def read(self, name: str, metadata: TopicMetadata | None) -> None:
         """A topic as ZooKeeper (or this broker's own controller) just gave it: delivered
         with any newer pushed state kept in place of the one read."""

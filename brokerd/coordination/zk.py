@@ -590,12 +590,6 @@ class ZkCoordinator:
         :mod:`brokerd.coordination.isr_writes`)."""
         if self._closing:
             raise CoordinationUnavailableError("ZooKeeper session is closing")
-        if self.states.superseded(topic, partition, zk_version):
-            # Why: in the 30,000-partition failover the new leaders' lag check proposed
-            # ~800 shrinks of the dead broker (10 s after it died) for partitions whose
-            # controller-written ISR had been pushed here but not yet applied: each a
-            # write bound to fail and a read, on a loaded ZooKeeper.
-            return None
         request = IsrRequest(topic, partition, self.broker_id, leader_epoch, isr, zk_version)
         self._isr_writes.submit(request)
         return await await_zk_work(request.result, OPERATION_TIMEOUT_S)

@@ -74,7 +74,8 @@ class Broker:
         fetchers = FetcherManager(fetch_settings(config), self._inter_broker_endpoint)
         self.replicas = ReplicaManager(config.broker_id, self.log_manager, fetchers,
                                        config.replica_lag_time_max_ms,
-                                       is_live=lambda broker_id: broker_id in self.cache.brokers)
+                                       is_live=lambda broker_id: broker_id in self.cache.brokers,
+                                       delivered_state=self.cache.partition_state)
         # Fetch sessions (KIP-227) of followers and consumers, served by handlers.fetch.
         self.fetch_sessions = FetchSessionCache(
             config.max_incremental_fetch_session_cache_slots,

@@ -109,11 +109,3 @@ def test_what_this_controller_wrote_is_delivered_here_and_pushed_once() -> None:
     assert [m.name for m in recorder.delivered if m is not None] == ["t", "u"]
     assert pushes == [(4, [(fresh, {0: state(2, 1, 1)})])]  # re-reads are not pushed
 
-
-def test_a_version_older_than_a_pushed_state_is_superseded() -> None:
-    feed, _ = fed()
-    assert not feed.superseded("t", 0, 0)  # what ZooKeeper last gave: a write may succeed
-    feed.pushed(1, [PushedTopic("t", TOPIC_ID, {0: state(1, 0, 1, isr=(1, 3))})])
-    assert feed.superseded("t", 0, 0) and not feed.superseded("t", 0, 1)
-    assert not feed.superseded("t", 1, 0)  # another partition
-    assert not feed.superseded("gone", 0, 0)  # a topic not known here

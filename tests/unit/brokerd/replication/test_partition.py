@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from brokerd.coordination.znodes import PartitionState
 from brokerd.protocol.records import build_batch, parse_batch_header
 from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import NO_LEADER, Partition
@@ -204,6 +205,41 @@ def test_manager_proposes_through_the_isr_store_one_at_a_time(tmp_path: Path,
     assert hosted.proposed_isr is None
     expected = ((1,), 6) if store_answer == "written" else ((1, 2, 3), 5)
     assert (hosted.isr, hosted.zk_version) == expected
+
+
+def test_no_isr_change_is_proposed_while_a_newer_state_is_on_its_way(tmp_path: Path) -> None:
+    """A failover's pushed state (the dead broker already dropped) that the reconciler has
+    not applied yet: a write at the replica's version could only be refused, so none is
+    sent; once the replica has the delivered version, proposals resume."""
+    class Store:
+        calls = 0
+
+        async def update_isr(self, topic: str, partition: int, leader_epoch: int,
+                             isr: tuple[int, ...], zk_version: int) -> None:
+            Store.calls += 1
+
+    delivered = {("t", 0): PartitionState(1, 3, (1, 2), 1, 6)}
+
+    async def scenario() -> tuple[int, tuple[int, ...] | None]:
+        now = [0]
+        manager = ReplicaManager(1, LogManager([tmp_path], LogConfig()), lag_time_max_ms=1000,
+                                 clock_ms=lambda: now[0],
+                                 delivered_state=lambda t, p: delivered.get((t, p)))
+        manager.isr_store = Store()
+        hosted = manager.become_leader("t", 0, TOPIC_ID, 3, LogConfig(), (1, 2, 3), (1, 2, 3), 5)
+        manager.record_follower_fetch(hosted, 2, 0)
+        now[0] = 1500
+        manager.check_isrs()  # 3 lags, but version 6 is delivered: nothing written
+        await asyncio.sleep(0)
+        skipped = Store.calls, hosted.proposed_isr
+        manager.become_leader("t", 0, TOPIC_ID, 3, LogConfig(), (1, 2), (1, 2, 3), 6)
+        now[0] = 3000
+        manager.check_isrs()  # applied; 2 lags now too
+        await asyncio.sleep(0)
+        return skipped
+
+    assert asyncio.run(scenario()) == (0, None)
+    assert Store.calls == 1
 
 
 def test_only_live_brokers_rejoin_the_isr(tmp_path: Path) -> None:
