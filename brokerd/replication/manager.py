@@ -228,7 +228,8 @@ class ReplicaManager:
 
         if fetched_by is not None and not may_admit(fetched_by):
             fetched_by = None
-        isr = hosted.begin_isr_change(now_ms, self.lag_time_max_ms, fetched_by, may_admit)
+        isr = hosted.begin_isr_change(now_ms, self.lag_time_max_ms, fetched_by, may_admit,
+                                      self._is_live)
         if isr is None:
             return
         delivered = self._delivered_state(hosted.topic, hosted.index)

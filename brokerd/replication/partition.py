@@ -202,7 +202,8 @@ class Partition:
 
     def begin_isr_change(self, now_ms: int, lag_time_max_ms: int,
                          fetched_by: int | None = None,
-                         may_admit: Callable[[int], bool] | None = None
+                         may_admit: Callable[[int], bool] | None = None,
+                         is_live: Callable[[int], bool] | None = None
                          ) -> tuple[int, ...] | None:
         """The ISR this leader should propose now (lagging members out; ``fetched_by``,
         the replica whose fetch prompted this, in if it caught up), marked in flight until
@@ -210,7 +211,9 @@ class Partition:
         flight (at most one per partition).  Only a fetch admits a replica: a dead one's
         last known offset may still equal an idle high watermark.  A fetch through a
         follower's session that did not name this partition counts too, for replicas
-        ``may_admit`` allows (its idle partitions are never named again)."""
+        ``may_admit`` allows (its idle partitions are never named again).  A member whose
+        broker is not registered (``is_live`` false) lags out only after the longer wait of
+        :func:`rules.out_of_sync`: the controller removes it."""
         if not self.is_leader or self.proposed_isr is not None:
             return None
         fetched = self._apply_session_fetches()  # usually every follower, all in the ISR
@@ -219,7 +222,7 @@ class Partition:
         if fetched_by is not None and fetched_by not in self.isr:
             candidates.append(fetched_by)
         lagging = rules.out_of_sync(self.broker_id, self.isr, self.followers, now_ms,
-                                    lag_time_max_ms)
+                                    lag_time_max_ms, is_live)
         joining = tuple(replica for replica in dict.fromkeys(candidates)
                         if replica in self.replicas and rules.may_join_isr(
                             self.followers[replica], self.high_watermark,

@@ -6,7 +6,8 @@ Kafka's rules, each in one place so it can be tested in milliseconds:
   asked for the leader's log end offset or beyond; else as of its previous fetch if it now
   asks for at least the log end offset the leader had at that previous fetch (it has
   everything that existed then).  A follower lagging longer than ``replica.lag.time.max.ms``
-  leaves the ISR.
+  leaves the ISR; one whose broker is not registered only after twice that (see
+  :func:`out_of_sync`).
 - *high watermark* (leader): the minimum log end offset over the ISR, never moving back.
 - *ISR expansion*: a follower outside the ISR rejoins once its log end offset reached the
   high watermark and the first offset of the current leader epoch.
@@ -18,11 +19,15 @@ Kafka's rules, each in one place so it can be tested in milliseconds:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from brokerd.protocol import ErrorCode
 
 UNDEFINED = -1
+# A member of the ISR whose broker is not registered leaves it only after this many lag
+# times (see :func:`out_of_sync`): the controller removes dead brokers itself.
+DEAD_REPLICA_LAG_FACTOR = 2
 
 
 class FollowerState(NamedTuple):
@@ -78,11 +83,27 @@ def leader_high_watermark(current: int, leader_id: int, leader_leo: int, isr: tu
 
 
 def out_of_sync(leader_id: int, isr: tuple[int, ...], followers: dict[int, FollowerState],
-                now_ms: int, lag_time_max_ms: int) -> tuple[int, ...]:
-    """ISR members (never the leader) not caught up within ``lag_time_max_ms``."""
-    return tuple(replica for replica in isr if replica != leader_id
-                 and now_ms - followers.get(replica, _UNKNOWN).last_caught_up_ms
-                 > lag_time_max_ms)
+                now_ms: int, lag_time_max_ms: int,
+                is_live: Callable[[int], bool] | None = None) -> tuple[int, ...]:
+    """ISR members (never the leader) not caught up within ``lag_time_max_ms``; members
+    whose broker is not registered (``is_live`` false) within
+    ``DEAD_REPLICA_LAG_FACTOR`` times that.
+
+    Why the longer wait for a dead broker: the controller drops it from every ISR as it
+    elects new leaders, and a leader proposing the same shrink meanwhile only races that
+    write (version-checked, so one of the two is refused and retried).  In the
+    30,000-partition failover a slow election let the lag time run out first, and one new
+    leader proposed, logged and queued 25,290 shrinks of the dead broker while it was
+    taking over 10,000 leaderships.  Once the longer wait is over the leader shrinks
+    anyway (a controller that never got to it)."""
+    lagging = []
+    for replica in isr:
+        behind_ms = now_ms - followers.get(replica, _UNKNOWN).last_caught_up_ms
+        if (replica != leader_id and behind_ms > lag_time_max_ms
+                and (is_live is None or is_live(replica)
+                     or behind_ms > DEAD_REPLICA_LAG_FACTOR * lag_time_max_ms)):
+            lagging.append(replica)
+    return tuple(lagging)
 
 
 def may_join_isr(follower: FollowerState, high_watermark: int, epoch_start_offset: int) -> bool:

@@ -242,6 +242,36 @@ def test_no_isr_change_is_proposed_while_a_newer_state_is_on_its_way(tmp_path: P
     assert Store.calls == 1
 
 
+def test_a_dead_brokers_replica_is_left_to_the_controller_for_one_more_lag_time(
+        tmp_path: Path) -> None:
+    """Broker 3's registration is gone: the controller drops it from every ISR as it
+    elects, so the leader proposes that shrink only after twice the lag time."""
+    proposed: list[tuple[int, ...]] = []
+
+    class Store:
+        async def update_isr(self, topic: str, partition: int, leader_epoch: int,
+                             isr: tuple[int, ...], zk_version: int) -> None:
+            proposed.append(isr)
+
+    async def scenario() -> None:
+        now = [0]
+        manager = ReplicaManager(1, LogManager([tmp_path], LogConfig()), lag_time_max_ms=1000,
+                                 clock_ms=lambda: now[0], is_live={1, 2}.__contains__)
+        manager.isr_store = Store()
+        hosted = manager.become_leader("t", 0, TOPIC_ID, 3, LogConfig(), (1, 2, 3), (1, 2, 3), 5)
+        for now[0] in (600, 1200, 1800):
+            manager.record_follower_fetch(hosted, 2, 0)  # 2 keeps up, 3 is silent
+            manager.check_isrs()
+            await asyncio.sleep(0)
+        assert proposed == []  # 1.8 s behind, more than the lag time: left to the controller
+        now[0] = 2600
+        manager.check_isrs()
+        await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+    assert proposed == [(1, 2)]
+
+
 def test_only_live_brokers_rejoin_the_isr(tmp_path: Path) -> None:
     class Store:
         calls = 0

@@ -56,6 +56,15 @@ def test_followers_lagging_longer_than_the_max_leave_the_isr() -> None:
     assert out_of_sync(1, (1, 2, 3, 4), followers, 3000, 2000) == (4,)  # never fetched
 
 
+def test_a_dead_brokers_replica_is_left_to_the_controller_for_one_more_lag_time() -> None:
+    followers = {2: FollowerState(last_caught_up_ms=1000), 3: FollowerState(last_caught_up_ms=1000)}
+    alive = {1, 3}.__contains__  # broker 2's registration is gone
+    assert out_of_sync(1, (1, 2, 3), followers, 4000, 2000, alive) == (3,)
+    assert out_of_sync(1, (1, 2, 3), followers, 5000, 2000, alive) == (3,)
+    # Twice the lag time: the controller never removed it, so the leader does.
+    assert out_of_sync(1, (1, 2, 3), followers, 5001, 2000, alive) == (2, 3)
+
+
 def test_a_follower_joins_at_the_high_watermark_and_the_epoch_start() -> None:
     assert may_join_isr(FollowerState(log_end_offset=10), 10, 8)
     assert not may_join_isr(FollowerState(log_end_offset=9), 10, 8)
