@@ -3,7 +3,7 @@
 import socket
 import time
 
-from brokerd.coordination.zk_handler import PollingHandler, poll_select
+from brokerd.coordination.zk_handler import BufferedSocket, PollingHandler, poll_select
 
 
 def test_reports_readable_and_writable_objects_as_given() -> None:
@@ -38,3 +38,41 @@ def test_a_negative_timeout_polls_once_instead_of_waiting_forever() -> None:
     finally:
         left.close()
         right.close()
+
+
+def test_a_buffered_socket_serves_small_reads_from_one_kernel_read() -> None:
+    left, right = socket.socketpair()
+    buffered = BufferedSocket(left)
+    try:
+        right.sendall(b"\x00\x00\x00\x03abc" + b"\x00\x00\x00\x02de")
+        time.sleep(0.05)
+        assert buffered.recv(4) == b"\x00\x00\x00\x03"
+        assert buffered.pending() == 9  # the rest came with that one read
+        # kazoo selects before reading only while nothing is pending: the buffered bytes
+        # must count as readable though the kernel has none left.
+        assert poll_select([buffered], [], [], None) == ([buffered], [], [])
+        assert [buffered.recv(3), buffered.recv(4), buffered.recv(10)] == [
+            b"abc", b"\x00\x00\x00\x02", b"de"]
+        assert buffered.pending() == 0
+        assert poll_select([buffered], [], [], 0) == ([], [], [])
+        right.close()
+        assert buffered.recv(4) == b""  # end of stream, as socket.recv
+    finally:
+        buffered.close()  # the socket's own
+
+
+def test_the_handler_connects_through_buffered_sockets() -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    try:
+        connection = PollingHandler().create_connection(server.getsockname(), timeout=1.0)
+        try:
+            assert isinstance(connection, BufferedSocket)
+            accepted, _ = server.accept()
+            accepted.sendall(b"zk")
+            accepted.close()
+            assert PollingHandler().select([connection], [], [], 1.0)[0] == [connection]
+            assert connection.recv(1) == b"z" and connection.pending() == 1
+        finally:
+            connection.close()
+    finally:
+        server.close()
