@@ -12,6 +12,7 @@ import pytest
 
 from brokerd.config import build_config
 from brokerd.coordination.znodes import PartitionState, TopicMetadata
+from brokerd.protocol import ErrorCode
 from brokerd.server import reconciler
 from brokerd.server.broker import Broker
 from brokerd.server.reconciler import SYNC_RECONCILE_MAX
@@ -271,3 +272,28 @@ def test_leadership_changes_apply_before_isr_only_ones(
         return seen
 
     assert asyncio.run(scenario()) == ((False, 1), (1, 2, 3))
+
+
+def test_a_partition_asked_for_takes_its_role_ahead_of_its_topics_reconciliation(
+        tmp_path: Path) -> None:
+    """A failover hands this broker every leadership of a large topic; a Produce for the
+    last partition must not answer NOT_LEADER_OR_FOLLOWER until the reconciler gets there."""
+    count = SYNC_RECONCILE_MAX * 4
+    last = count - 1
+
+    async def scenario() -> tuple[object, ...]:
+        hosted = broker(tmp_path)
+        hosted.topic_changed("t", topic(count, leader=2))
+        await hosted.reconciler.settled()
+        hosted.topic_changed("t", topic(count, leader=1, epoch=1))  # not reconciled yet
+        asked, error = hosted.leader_partition("t", last)
+        seen = (asked is not None and asked.leader_epoch, error, roles(hosted)[0],
+                hosted.reconciler.apply_now("t", last))  # already applied: nothing to do
+        await hosted.reconciler.settled()
+        after = (set(roles(hosted).values()), hosted.reconciler.apply_now("t", 0))
+        await hosted.replicas.close()
+        hosted.log_manager.close()
+        return seen + after
+
+    assert asyncio.run(scenario()) == (1, ErrorCode.NONE, (False, 0), False,
+                                       {(True, 1)}, False)
