@@ -32,12 +32,16 @@ NO_PREFERRED_REPLICA = -1
 
 def serving_partition(broker: HandlerContext, topic: str, partition: int, replica_id: int,
                       version: int) -> tuple[Partition | None, ErrorCode]:
-    """The hosted partition that serves this fetch, or why none does here."""
-    if replica_id < 0 and version >= FETCH_FROM_FOLLOWER_VERSION:
+    """The hosted partition that serves this fetch, or why none does here.  The leader
+    is looked up first, for everyone: that lookup applies a delivered state the
+    reconciler has not reached yet (``leader_partition``), so a consumer does not read
+    from a replica whose new role is on its way."""
+    led, error = broker.leader_partition(topic, partition)
+    if led is None and replica_id < 0 and version >= FETCH_FROM_FOLLOWER_VERSION:
         hosted = broker.replicas.get(topic, partition)
         if hosted is not None and hosted.leader_id != NO_LEADER:
             return hosted, ErrorCode.NONE
-    return broker.leader_partition(topic, partition)
+    return led, error
 
 
 def preferred_replica(broker: HandlerContext, hosted: Partition, fetch_offset: int,

@@ -128,17 +128,19 @@ class Reconciler:
         task.add_done_callback(lambda done: self._chunks_done(self._running, name, done))
 
     def apply_now(self, name: str, partition: int) -> bool:
-        """Apply one partition's newest state ahead of its topic's running reconciliation,
-        for a request that found it not applied yet (a Produce or Fetch answered
-        NOT_LEADER_OR_FOLLOWER otherwise); True when its role changed.
+        """Take up a leadership ahead of the topic's running reconciliation, for a request
+        that found it delivered but not applied yet (Produce, Fetch, … would answer
+        NOT_LEADER_OR_FOLLOWER otherwise); True when this broker now leads the partition.
 
         Why: a failover hands a broker thousands of leaderships at once and the
-        reconciler takes them a slice at a time, so without this a partition in use
-        waited behind idle ones for its turn: in the 30,000-partition failover the new
-        leader applied its last leaderships 3-6 s after it held their states, answering
-        producers and its followers NOT_LEADER_OR_FOLLOWER meanwhile.  Kafka applies a
-        whole LeaderAndIsr request at once.  Only a replica hosted here takes its role
-        this way (no log is made, none deleted), and only while its topic's
+        reconciler takes them a slice at a time, so a partition in use waited behind idle
+        ones: in the 30,000-partition failover the new leader took up its last
+        leaderships 3-6 s after it held their states, refusing producers and its
+        followers meanwhile.  Kafka applies a whole LeaderAndIsr request at once.
+
+        Only a leadership of a replica hosted here (no log is made or deleted; no request
+        needs this broker to follow, and a client with stale metadata asking a follower
+        must not reorder the reconciler's work), and only while the topic's
         reconciliation runs (not while a deletion of the topic is pending)."""
         if name not in self._running:
             return False
@@ -147,7 +149,8 @@ class Reconciler:
         if metadata is None or hosted is None:
             return False
         replicas, state = metadata.replicas.get(partition), metadata.states.get(partition)
-        if (state is None or replicas is None or self.broker_id not in replicas
+        if (state is None or replicas is None or state.leader != self.broker_id
+                or self.broker_id not in replicas
                 or self._applied.get((name, partition)) == (state, replicas)):
             return False
         applied = self._reconcile(metadata, partition, self.log_config_for(metadata.config))

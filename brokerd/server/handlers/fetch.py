@@ -451,9 +451,11 @@ def _serving(broker: HandlerContext, body: bodies.FetchRequest, version: int
 def _record_follower_fetch(broker: HandlerContext, replica_id: int, items: list[_Wanted]) -> None:
     """The follower's fetch offsets are its log end offsets: record them before reading
     (a fetch the read refuses is not recorded).  Under a session, the partitions not
-    among ``items`` count through :attr:`Partition.session_fetches`."""
+    among ``items`` count through :attr:`Partition.session_fetches`.  A leadership
+    delivered but not applied yet is applied first (``leader_partition``), so the first
+    fetch of a new follower already counts for the high watermark."""
     for item in items:
-        hosted = broker.replicas.leader(item.topic, item.wanted["partition"])
+        hosted = broker.leader_partition(item.topic, item.wanted["partition"])[0]
         if hosted is not None and not refusal(hosted, item.wanted, replica_id):
             broker.replicas.record_follower_fetch(hosted, replica_id,
                                                   item.wanted["fetch_offset"])

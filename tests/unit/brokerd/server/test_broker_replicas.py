@@ -15,6 +15,7 @@ from brokerd.coordination.znodes import PartitionState, TopicMetadata
 from brokerd.protocol import ErrorCode
 from brokerd.server import reconciler
 from brokerd.server.broker import Broker
+from brokerd.server.closest_replica import serving_partition
 from brokerd.server.reconciler import SYNC_RECONCILE_MAX
 from tests.unit.brokerd.storage.conftest import batch
 
@@ -287,7 +288,12 @@ def test_a_partition_asked_for_takes_its_role_ahead_of_its_topics_reconciliation
         await hosted.reconciler.settled()
         hosted.topic_changed("t", topic(count, leader=1, epoch=1))  # not reconciled yet
         asked, error = hosted.leader_partition("t", last)
-        seen = (asked is not None and asked.leader_epoch, error, roles(hosted)[0],
+        # A consumer that may read from followers (Fetch v11+) gets the new leader too,
+        # not the replica as it was.
+        read_from, _ = serving_partition(hosted, "t", last - 1, -1, 12)
+        seen = (asked is not None and asked.leader_epoch, error,
+                read_from is not None and (read_from.is_leader, read_from.leader_epoch),
+                roles(hosted)[0],
                 hosted.reconciler.apply_now("t", last))  # already applied: nothing to do
         await hosted.reconciler.settled()
         after = (set(roles(hosted).values()), hosted.reconciler.apply_now("t", 0))
@@ -295,5 +301,26 @@ def test_a_partition_asked_for_takes_its_role_ahead_of_its_topics_reconciliation
         hosted.log_manager.close()
         return seen + after
 
-    assert asyncio.run(scenario()) == (1, ErrorCode.NONE, (False, 0), False,
+    assert asyncio.run(scenario()) == (1, ErrorCode.NONE, (True, 1), (False, 0), False,
                                        {(True, 1)}, False)
+
+
+def test_a_request_never_hurries_a_followership(tmp_path: Path) -> None:
+    """The leadership moves from broker 2 to 3, and a client with stale metadata asks
+    this follower: the answer is NOT_LEADER_OR_FOLLOWER, and the reconciler's order of
+    work stays as it was (the follower of 2 in epoch 0 until its turn)."""
+    count = SYNC_RECONCILE_MAX * 4
+    last = count - 1
+
+    async def scenario() -> tuple[object, ...]:
+        hosted = broker(tmp_path)
+        hosted.topic_changed("t", topic(count, leader=2))
+        await hosted.reconciler.settled()
+        hosted.topic_changed("t", topic(count, leader=3, epoch=1))  # not reconciled yet
+        seen = (hosted.leader_partition("t", last)[1], roles(hosted)[last])
+        await hosted.reconciler.settled()
+        await hosted.replicas.close()
+        hosted.log_manager.close()
+        return seen
+
+    assert asyncio.run(scenario()) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, (False, 0))
