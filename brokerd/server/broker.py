@@ -241,14 +241,8 @@ class Broker:
 
     def leader_partition(self, topic: str, partition: int) -> tuple[Partition | None, ErrorCode]:
         """The hosted partition a Produce/Fetch/ListOffsets addresses, or why it is not
-        here (see ``ReplicaManager.leader_or_error``); a partition whose newest state the
-        reconciler has not reached yet is applied first (``Reconciler.apply_now``)."""
-        hosted, error = self.replicas.leader_or_error(topic, partition, self.cache.has_partition)
-        if error is ErrorCode.NOT_LEADER_OR_FOLLOWER and self.reconciler.apply_now(topic,
-                                                                                  partition):
-            hosted, error = self.replicas.leader_or_error(topic, partition,
-                                                          self.cache.has_partition)
-        return hosted, error
+        here (see ``Reconciler.leader_partition``)."""
+        return self.reconciler.leader_partition(topic, partition)
 
     def log_config_for(self, topic_config: dict[str, str]) -> LogConfig:
         """A topic's effective log config: broker defaults overridden by the topic's."""

@@ -24,8 +24,9 @@ import time
 from collections.abc import Callable, Iterable
 
 from brokerd.coordination.znodes import PartitionState, TopicMetadata
+from brokerd.protocol import ErrorCode
 from brokerd.replication.manager import ReplicaManager
-from brokerd.replication.partition import NO_LEADER
+from brokerd.replication.partition import NO_LEADER, Partition
 from brokerd.server.gc_pauses import freeze_new_objects
 from brokerd.server.metadata_cache import MetadataCache
 from brokerd.storage import LogConfig
@@ -126,6 +127,15 @@ class Reconciler:
             self._reconcile_in_chunks(metadata, partitions, config))
         self._running[name] = task
         task.add_done_callback(lambda done: self._chunks_done(self._running, name, done))
+
+    def leader_partition(self, topic: str, partition: int) -> tuple[Partition | None, ErrorCode]:
+        """The partition led here that a request addresses, or why none is
+        (``ReplicaManager.leader_or_error``), after taking up its leadership if it was
+        delivered but not applied yet (:meth:`apply_now`)."""
+        found = self.replicas.leader_or_error(topic, partition, self.cache.has_partition)
+        if found[1] is ErrorCode.NOT_LEADER_OR_FOLLOWER and self.apply_now(topic, partition):
+            found = self.replicas.leader_or_error(topic, partition, self.cache.has_partition)
+        return found
 
     def apply_now(self, name: str, partition: int) -> bool:
         """Take up a leadership ahead of the topic's running reconciliation, for a request
