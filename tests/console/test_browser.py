@@ -185,10 +185,20 @@ def test_live_lag_in_the_browser(stack: Stack, kafka_broker, browser: webdriver.
     threading.Thread(target=consume_half_slowly, daemon=True).start()
 
     browser.get(f"{stack.url}/t/acme/consumer-groups/")
-    row = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-group="billing"] a'),
-               timeout=40)  # arrives over the WebSocket: the list page is never reloaded
+    group_link = 'tr[data-group="billing"] a'
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, group_link),
+         timeout=40)  # arrives over the WebSocket: the list page is never reloaded
     browser.save_screenshot(str(SCREENSHOTS / "05-groups-live.png"))
-    row[0].click()  # type: ignore[index]
+
+    def open_group(driver: webdriver.Chrome) -> bool:
+        # Found afresh each try: the next live update may have re-rendered the row (a
+        # stale element in make test, 2026-12-06), and wait() polls again on that.
+        links = driver.find_elements(By.CSS_SELECTOR, group_link)
+        if links:
+            links[0].click()
+        return bool(links)
+
+    wait(browser, open_group)
     wait(browser, lambda d: text(d, "live") == "live")
     browser.execute_script("window.notReloaded = true;")
     first_lag = int(text(browser, "total-lag"))
