@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import os
-import statistics
 import sys
 import threading
 import time
+from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from bench.zk_reads import STATE, busy_loop
+from bench.measure import CLOCK_TICKS_PER_SECOND, cpu_ticks_from_stat
+from bench.zk_reads import STATE, busy_loop, print_medians
 from brokerd.coordination.state_watch import StateWatch
 from brokerd.coordination.zk_handler import PollingHandler
 from tests.support.services import start_zookeeper
@@ -77,9 +77,8 @@ def create_states(address: str, nodes: int) -> None:
 def thread_cpu_s(name_part: str) -> float:
     """CPU seconds of this process's thread whose name contains ``name_part``."""
     thread = next(t for t in threading.enumerate() if name_part in t.name)
-    with open(f"/proc/self/task/{thread.native_id}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    stat = Path(f"/proc/self/task/{thread.native_id}/stat").read_text()
+    return cpu_ticks_from_stat(stat) / CLOCK_TICKS_PER_SECOND
 
 
 def one_round(address: str, handler: type[PollingHandler], nodes: int) -> tuple[float, float]:
@@ -117,17 +116,16 @@ def main() -> None:
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         stop = threading.Event()
         threading.Thread(target=busy_loop, args=(stop,), daemon=True).start()
-        figures: dict[str, list[tuple[float, float]]] = {}
+        walls: dict[str, list[float]] = {}
+        cpus: dict[str, list[float]] = {}
         for _ in range(args.rounds):
             for name, handler in HANDLERS.items():
-                figures.setdefault(name, []).append(
-                    one_round(zookeeper.address, handler, args.nodes))
+                wall, cpu = one_round(zookeeper.address, handler, args.nodes)
+                walls.setdefault(name, []).append(wall)
+                cpus.setdefault(name, []).append(cpu)
         stop.set()
-        for name, values in figures.items():
-            print(f"{name:10} {args.nodes} notifications: wall median "
-                  f"{statistics.median(v[0] for v in values):.2f} s, connection thread CPU "
-                  f"median {statistics.median(v[1] for v in values):.2f} s  (rounds: "
-                  + ", ".join(f"{w:.2f}/{c:.2f}" for w, c in values) + ")")
+        print_medians(walls, f"{args.nodes} notifications, wall")
+        print_medians(cpus, f"{args.nodes} notifications, connection thread CPU")
     finally:
         zookeeper.stop()
 

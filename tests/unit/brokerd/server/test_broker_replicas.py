@@ -275,6 +275,22 @@ def test_leadership_changes_apply_before_isr_only_ones(
     assert asyncio.run(scenario()) == ((False, 1), (1, 2, 3))
 
 
+async def handed_over(tmp_path: Path, count: int, old_leader: int, new_leader: int) -> Broker:
+    """A broker hosting a large topic led by ``old_leader`` (applied), then told that
+    ``new_leader`` leads it in epoch 1 (not reconciled yet: no turn of the loop since)."""
+    hosted = broker(tmp_path)
+    hosted.topic_changed("t", topic(count, leader=old_leader))
+    await hosted.reconciler.settled()
+    hosted.topic_changed("t", topic(count, leader=new_leader, epoch=1))
+    return hosted
+
+
+async def settle_and_close(hosted: Broker) -> None:
+    await hosted.reconciler.settled()
+    await hosted.replicas.close()
+    hosted.log_manager.close()
+
+
 def test_a_partition_asked_for_takes_its_role_ahead_of_its_topics_reconciliation(
         tmp_path: Path) -> None:
     """A failover hands this broker every leadership of a large topic; a Produce for the
@@ -283,10 +299,7 @@ def test_a_partition_asked_for_takes_its_role_ahead_of_its_topics_reconciliation
     last = count - 1
 
     async def scenario() -> tuple[object, ...]:
-        hosted = broker(tmp_path)
-        hosted.topic_changed("t", topic(count, leader=2))
-        await hosted.reconciler.settled()
-        hosted.topic_changed("t", topic(count, leader=1, epoch=1))  # not reconciled yet
+        hosted = await handed_over(tmp_path, count, old_leader=2, new_leader=1)
         asked, error = hosted.leader_partition("t", last)
         # A consumer that may read from followers (Fetch v11+) gets the new leader too,
         # not the replica as it was.
@@ -297,8 +310,7 @@ def test_a_partition_asked_for_takes_its_role_ahead_of_its_topics_reconciliation
                 hosted.reconciler.apply_now("t", last))  # already applied: nothing to do
         await hosted.reconciler.settled()
         after = (set(roles(hosted).values()), hosted.reconciler.apply_now("t", 0))
-        await hosted.replicas.close()
-        hosted.log_manager.close()
+        await settle_and_close(hosted)
         return seen + after
 
     assert asyncio.run(scenario()) == (1, ErrorCode.NONE, (True, 1), (False, 0), False,
@@ -313,14 +325,9 @@ def test_a_request_never_hurries_a_followership(tmp_path: Path) -> None:
     last = count - 1
 
     async def scenario() -> tuple[object, ...]:
-        hosted = broker(tmp_path)
-        hosted.topic_changed("t", topic(count, leader=2))
-        await hosted.reconciler.settled()
-        hosted.topic_changed("t", topic(count, leader=3, epoch=1))  # not reconciled yet
+        hosted = await handed_over(tmp_path, count, old_leader=2, new_leader=3)
         seen = (hosted.leader_partition("t", last)[1], roles(hosted)[last])
-        await hosted.reconciler.settled()
-        await hosted.replicas.close()
-        hosted.log_manager.close()
+        await settle_and_close(hosted)
         return seen
 
     assert asyncio.run(scenario()) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, (False, 0))
