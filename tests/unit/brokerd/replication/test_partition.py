@@ -336,3 +336,31 @@ def test_a_stalled_loop_skips_one_shrink_check(tmp_path: Path) -> None:
         return seen
 
     assert asyncio.run(scenario()) == [None, None, (1,)]
+
+
+def test_a_fetch_by_an_isr_member_leaves_shrinking_to_the_periodic_check(tmp_path: Path) -> None:
+    """Kafka's fetch path only expands the ISR: replica 3 lags, but replica 2's fetch
+    proposes nothing; the periodic check then drops 3."""
+    proposed: list[tuple[int, ...]] = []
+
+    class Store:
+        async def update_isr(self, topic: str, partition: int, leader_epoch: int,
+                             isr: tuple[int, ...], zk_version: int) -> None:
+            proposed.append(isr)
+
+    async def scenario() -> list[tuple[int, ...]]:
+        now = [0]
+        manager = ReplicaManager(1, LogManager([tmp_path], LogConfig()), lag_time_max_ms=1000,
+                                 clock_ms=lambda: now[0])
+        manager.isr_store = Store()
+        hosted = manager.become_leader("t", 0, TOPIC_ID, 3, LogConfig(), (1, 2, 3), (1, 2, 3), 5)
+        now[0] = 1500  # 3 has not fetched for more than the lag time
+        manager.record_follower_fetch(hosted, 2, 0)
+        await asyncio.sleep(0)
+        after_fetch = list(proposed)
+        manager.check_isrs()
+        await asyncio.sleep(0)
+        return after_fetch
+
+    assert asyncio.run(scenario()) == []
+    assert proposed == [(1, 2)]
