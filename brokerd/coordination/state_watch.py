@@ -130,29 +130,40 @@ class StateWatch:
     def _hook(self) -> None:
         if self._hooked:
             return
-        connection = self._client._connection
+        client = self._client
+        connection = client._connection
         read_event = connection._read_watch_event
 
         def read_watch_event(buffer: bytes, offset: int) -> Any:
-            self._notified(buffer, offset)
+            path = self._notified(buffer, offset)
+            if (path is not None and path not in client._data_watchers
+                    and path not in client._child_watchers):
+                return None  # kazoo has nothing to hand a state node's event to
             return read_event(buffer, offset)
 
         connection._read_watch_event = read_watch_event
         self._hooked = True
 
-    def _notified(self, buffer: bytes, offset: int) -> None:
-        """Connection thread: advance (or drop) a state node's version and report it."""
+    def _notified(self, buffer: bytes, offset: int) -> str | None:
+        """Connection thread: advance (or drop) a state node's version and report it;
+        returns the node's path (None for any other node's event).
+
+        Why kazoo then skips the event (unless one of its own watches is on the node):
+        it would decode it again and build an event for nobody, a third of the
+        connection thread's time per notification (``bench.zk_notifications``), and a
+        failover notifies every broker of every state node."""
         event, _ = Watch.deserialize(buffer, offset)
         path: str = event.path
         if not path.startswith(self._prefix) or not path.endswith("/state"):
-            return
+            return None
         parts = path[len(self._prefix):].split("/")
         if len(parts) != 4 or parts[1] != "partitions" or not parts[2].isdigit():
-            return
+            return None
         key = (parts[0], int(parts[2]))
         changed = event.type == CHANGED_EVENT
         version = self._versions.pop(key, None)
         if changed and version is not None:
             self._versions[key] = version + 1
         self._on_change(key[0], key[1], changed)
+        return path
 

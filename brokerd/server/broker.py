@@ -239,10 +239,10 @@ class Broker:
     def cluster_id(self) -> str:
         return self.coordinator.cluster_id if self.coordinator is not None else ""
 
-    def leader_partition(self, topic: str, partition: int) -> tuple[Partition | None, ErrorCode]:
-        """The hosted partition a Produce/Fetch/ListOffsets addresses, or why it is not
-        here (see ``Reconciler.leader_partition``)."""
-        return self.reconciler.leader_partition(topic, partition)
+    def leader_partition(self, topic: str, partition: int, current_leader_epoch: int = -1
+                         ) -> tuple[Partition | None, ErrorCode]:
+        """The led partition a request addresses, or why none is (``Reconciler``'s)."""
+        return self.reconciler.leader_partition(topic, partition, current_leader_epoch)
 
     def log_config_for(self, topic_config: dict[str, str]) -> LogConfig:
         """A topic's effective log config: broker defaults overridden by the topic's."""

@@ -31,12 +31,13 @@ NO_PREFERRED_REPLICA = -1
 
 
 def serving_partition(broker: HandlerContext, topic: str, partition: int, replica_id: int,
-                      version: int) -> tuple[Partition | None, ErrorCode]:
+                      version: int, current_leader_epoch: int = -1
+                      ) -> tuple[Partition | None, ErrorCode]:
     """The hosted partition that serves this fetch, or why none does here.  The leader
     is looked up first, for everyone: that lookup applies a delivered state the
     reconciler has not reached yet (``leader_partition``), so a consumer does not read
     from a replica whose new role is on its way."""
-    led, error = broker.leader_partition(topic, partition)
+    led, error = broker.leader_partition(topic, partition, current_leader_epoch)
     if led is None and replica_id < 0 and version >= FETCH_FROM_FOLLOWER_VERSION:
         hosted = broker.replicas.get(topic, partition)
         if hosted is not None and hosted.leader_id != NO_LEADER:

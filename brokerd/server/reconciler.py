@@ -27,6 +27,7 @@ from brokerd.coordination.znodes import PartitionState, TopicMetadata
 from brokerd.protocol import ErrorCode
 from brokerd.replication.manager import ReplicaManager
 from brokerd.replication.partition import NO_LEADER, Partition
+from brokerd.replication.rules import epoch_error
 from brokerd.server.gc_pauses import freeze_new_objects
 from brokerd.server.metadata_cache import MetadataCache
 from brokerd.storage import LogConfig
@@ -128,13 +129,24 @@ class Reconciler:
         self._running[name] = task
         task.add_done_callback(lambda done: self._chunks_done(self._running, name, done))
 
-    def leader_partition(self, topic: str, partition: int) -> tuple[Partition | None, ErrorCode]:
+    def leader_partition(self, topic: str, partition: int, current_leader_epoch: int = -1
+                         ) -> tuple[Partition | None, ErrorCode]:
         """The partition led here that a request addresses, or why none is
         (``ReplicaManager.leader_or_error``), after taking up its leadership if it was
-        delivered but not applied yet (:meth:`apply_now`)."""
+        delivered but not applied yet (:meth:`apply_now`).
+
+        A replica hosted here in another role answers as Kafka's does: the request's
+        ``current_leader_epoch`` (-1: none named) is checked against the replica's first,
+        so a client (or a new follower) ahead of this broker hears UNKNOWN_LEADER_EPOCH
+        (retry: the new state is on its way here) and one behind hears
+        FENCED_LEADER_EPOCH (refresh metadata); the same epoch, NOT_LEADER_OR_FOLLOWER."""
         found = self.replicas.leader_or_error(topic, partition, self.cache.has_partition)
         if found[1] is ErrorCode.NOT_LEADER_OR_FOLLOWER and self.apply_now(topic, partition):
             found = self.replicas.leader_or_error(topic, partition, self.cache.has_partition)
+        hosted = self.replicas.get(topic, partition)
+        if found[1] is ErrorCode.NOT_LEADER_OR_FOLLOWER and hosted is not None:
+            return None, (epoch_error(current_leader_epoch, hosted.leader_epoch)
+                          or ErrorCode.NOT_LEADER_OR_FOLLOWER)
         return found
 
     def apply_now(self, name: str, partition: int) -> bool:

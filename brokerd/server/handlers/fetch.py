@@ -160,7 +160,8 @@ class _FetchRound:
     def _read_partition(self, item: _Wanted, remaining: int) -> _Read:
         wanted, replica_id = item.wanted, self.body["replica_id"]
         hosted, error = serving_partition(self.broker, item.topic, wanted["partition"],
-                                          replica_id, self.version)
+                                          replica_id, self.version,
+                                          wanted["current_leader_epoch"])
         if hosted is not None:
             error = refusal(hosted, wanted, replica_id)
         if hosted is None or error:

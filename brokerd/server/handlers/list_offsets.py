@@ -86,7 +86,7 @@ def lookup(hosted: Partition, timestamp: int, read_committed: bool = False) -> t
 def _partition(broker: HandlerContext, topic: str, wanted: bodies.ListOffsetsRequestPartition,
                read_committed: bool) -> bodies.ListOffsetsResponsePartition:
     index = wanted["partition_index"]
-    hosted, error = broker.leader_partition(topic, index)
+    hosted, error = broker.leader_partition(topic, index, wanted["current_leader_epoch"])
     if hosted is not None:
         error = epoch_error(wanted["current_leader_epoch"], hosted.leader_epoch)
     if hosted is None or error:

@@ -39,7 +39,8 @@ def _partition(broker: HandlerContext, topic: str,
                wanted: bodies.OffsetForLeaderEpochRequestPartition
                ) -> bodies.OffsetForLeaderEpochResponsePartition:
     index = wanted["partition"]
-    hosted, error = broker.leader_partition(topic, index)
+    hosted, error = broker.leader_partition(topic, index,
+                                            wanted.get("current_leader_epoch", -1))
     if hosted is not None:
         error = epoch_error(wanted.get("current_leader_epoch", -1), hosted.leader_epoch)
     if hosted is None or error:

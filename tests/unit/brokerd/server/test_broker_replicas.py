@@ -331,3 +331,23 @@ def test_a_request_never_hurries_a_followership(tmp_path: Path) -> None:
         return seen
 
     assert asyncio.run(scenario()) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, (False, 0))
+
+
+def test_a_follower_checks_the_requests_leader_epoch_first(tmp_path: Path) -> None:
+    """Kafka's order for a replica hosted here that does not lead: a request naming a
+    newer leader epoch than the replica's (a new follower, or a client, ahead of this
+    broker) hears UNKNOWN_LEADER_EPOCH, an older one FENCED_LEADER_EPOCH, the same one
+    (or none) NOT_LEADER_OR_FOLLOWER; an unhosted partition stays UNKNOWN_TOPIC_OR_PARTITION."""
+    async def scenario() -> list[ErrorCode]:
+        hosted = broker(tmp_path)
+        hosted.topic_changed("t", topic(SYNC_RECONCILE_MAX, leader=2, epoch=3))
+        await hosted.reconciler.settled()
+        errors = [hosted.leader_partition("t", 0, epoch)[1] for epoch in (4, 2, 3, -1)]
+        errors.append(hosted.leader_partition("t", SYNC_RECONCILE_MAX, 4)[1])
+        await settle_and_close(hosted)
+        return errors
+
+    assert asyncio.run(scenario()) == [
+        ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]

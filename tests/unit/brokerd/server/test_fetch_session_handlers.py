@@ -38,7 +38,8 @@ class _Broker:
         self.probe = SimpleNamespace(bytes_out=lambda *args: None)
         self.metering = SimpleNamespace(fetched=lambda *args: None)
 
-    def leader_partition(self, topic: str, index: int) -> tuple[Partition | None, ErrorCode]:
+    def leader_partition(self, topic: str, index: int, current_leader_epoch: int = -1
+                         ) -> tuple[Partition | None, ErrorCode]:
         hosted = self.replicas.leader(topic, index)
         return hosted, ErrorCode.NONE if hosted else ErrorCode.NOT_LEADER_OR_FOLLOWER
 

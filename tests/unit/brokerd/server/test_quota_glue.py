@@ -138,7 +138,8 @@ class _Broker:
         self.probe = SimpleNamespace(bytes_out=lambda topic, nbytes: None)
         self.metering = SimpleNamespace(produced=lambda *args: None, fetched=lambda *args: None)
 
-    def leader_partition(self, topic: str, partition: int) -> tuple[None, int]:
+    def leader_partition(self, topic: str, partition: int, current_leader_epoch: int = -1
+                         ) -> tuple[None, int]:
         return None, 3  # UNKNOWN_TOPIC_OR_PARTITION
 
 

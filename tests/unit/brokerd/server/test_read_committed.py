@@ -29,7 +29,7 @@ def _txn(pid: int) -> memoryview:
 
 def _fetch(partition: Partition, isolation_level: int, offset: int = 0
            ) -> bodies.FetchResponsePartition:
-    broker = SimpleNamespace(leader_partition=lambda topic, index: (partition, ErrorCode.NONE))
+    broker = SimpleNamespace(leader_partition=lambda topic, index, epoch=-1: (partition, ErrorCode.NONE))
     body = {"replica_id": -1, "isolation_level": isolation_level, "max_bytes": 1 << 20}
     wanted = {"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 20,
               "current_leader_epoch": -1}
