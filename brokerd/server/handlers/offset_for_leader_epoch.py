@@ -4,8 +4,9 @@ Followers ask before fetching from a new leader to find a divergent tail (KIP-27
 consumers ask after a leader change to detect truncation (KIP-320).  The answer is the
 largest epoch at or below the requested one and the offset where it ended (the log end
 for the latest epoch); an epoch older than everything known is (-1, -1) with no error, as
-in Kafka.  Only the leader answers (NOT_LEADER_OR_FOLLOWER elsewhere); the caller's
-``current_leader_epoch`` (v2+) is checked like Fetch's (FENCED / UNKNOWN_LEADER_EPOCH).
+in Kafka.  Only the leader answers; the caller's ``current_leader_epoch`` (v2+) is
+checked like Fetch's (FENCED / UNKNOWN_LEADER_EPOCH), on a follower too before its
+NOT_LEADER_OR_FOLLOWER (``Reconciler.leader_partition``: Kafka's order).
 """
 
 from __future__ import annotations
