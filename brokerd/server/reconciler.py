@@ -141,13 +141,15 @@ class Reconciler:
         (retry: the new state is on its way here) and one behind hears
         FENCED_LEADER_EPOCH (refresh metadata); the same epoch, NOT_LEADER_OR_FOLLOWER."""
         found = self.replicas.leader_or_error(topic, partition, self.cache.has_partition)
-        if found[1] is ErrorCode.NOT_LEADER_OR_FOLLOWER and self.apply_now(topic, partition):
-            found = self.replicas.leader_or_error(topic, partition, self.cache.has_partition)
+        if found[1] is not ErrorCode.NOT_LEADER_OR_FOLLOWER:
+            return found  # led here (every Produce and Fetch on the hot path), or unknown
+        if self.apply_now(topic, partition):
+            return self.replicas.leader_or_error(topic, partition, self.cache.has_partition)
         hosted = self.replicas.get(topic, partition)
-        if found[1] is ErrorCode.NOT_LEADER_OR_FOLLOWER and hosted is not None:
-            return None, (epoch_error(current_leader_epoch, hosted.leader_epoch)
-                          or ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        return found
+        if hosted is None:
+            return found
+        return None, (epoch_error(current_leader_epoch, hosted.leader_epoch)
+                      or ErrorCode.NOT_LEADER_OR_FOLLOWER)
 
     def apply_now(self, name: str, partition: int) -> bool:
         """Take up a leadership ahead of the topic's running reconciliation, for a request
