@@ -19,6 +19,7 @@ from pathlib import Path
 
 from brokerd.replication.inter_broker_auth import inter_broker_auth
 from brokerd.replication.replica_selector import canonical_selector
+from brokerd.replication.rules import LATEST_INTER_BROKER_PROTOCOL, truncates_on_fetch
 from brokerd.security.reauth import invalid_prefixed_values
 from brokerd.security.ssl_principal import client_auth_settings
 from brokerd.storage.file_cache import default_max_open_files
@@ -160,6 +161,10 @@ class BrokerConfig:
     # Replication (docs/brokerd.md, "Replication"), Kafka's keys and defaults.  Followers
     # fetch from leaders over the listener named ``inter.broker.listener.name``.
     inter_broker_listener_name: str = "PLAINTEXT"
+    # Kafka's inter.broker.protocol.version; what it switches here is whether followers
+    # truncate on fetch (2.7-IV1 and later) or ask OffsetForLeaderEpoch first (older: set
+    # it to the old version during a rolling upgrade, see docs/brokerd.md "Replication").
+    inter_broker_protocol_version: str = LATEST_INTER_BROKER_PROTOCOL
     replica_lag_time_max_ms: int = 30_000
     replica_fetch_wait_max_ms: int = 500
     replica_fetch_max_bytes: int = 1_048_576
@@ -328,6 +333,8 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         metering_flush_interval_ms=_as_int(props, "metering.flush.interval.ms", 60_000),
         metering_topic_num_partitions=_as_int(props, "metering.topic.num.partitions", 12),
         inter_broker_listener_name=props.get("inter.broker.listener.name", "PLAINTEXT"),
+        inter_broker_protocol_version=props.get("inter.broker.protocol.version",
+                                                LATEST_INTER_BROKER_PROTOCOL),
         replica_lag_time_max_ms=_as_int(props, "replica.lag.time.max.ms", 30_000),
         replica_fetch_wait_max_ms=_as_int(props, "replica.fetch.wait.max.ms", 500),
         replica_fetch_max_bytes=_as_int(props, "replica.fetch.max.bytes", 1_048_576),
@@ -390,6 +397,7 @@ def build_config(props: Mapping[str, str]) -> BrokerConfig:
         raise ConfigError(f"inter.broker.listener.name {config.inter_broker_listener_name!r} "
                           "names none of the listeners")
     try:  # TLS trust and SASL credentials of the inter-broker listener
+        truncates_on_fetch(config.inter_broker_protocol_version)
         inter_broker_auth(props, config.inter_broker_listener_name)
         client_auth_settings(props)
     except ValueError as exc:

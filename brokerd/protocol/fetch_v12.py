@@ -11,9 +11,9 @@ one-partition answer in a loop.
 
 The follower's two functions produce and accept exactly the bytes the generic codec does
 (``tests/unit/brokerd/protocol/test_fetch_v12.py`` compares them); its decoder returns
-only the fields a fetcher reads, tagged fields (``diverging_epoch``, ``current_leader``,
-``snapshot_id``) are skipped, and ``records`` are zero-copy views of the frame, as with
-the generic codec.  The leader's two (:func:`decode_request_body`,
+only the fields a fetcher reads: of the tagged fields only ``diverging_epoch`` (None when
+absent; ``current_leader`` and ``snapshot_id`` are skipped), and ``records`` are zero-copy
+views of the frame, as with the generic codec.  The leader's two (:func:`decode_request_body`,
 :func:`encode_response`) serve only the usual shape, no tagged field anywhere and the
 answer's fields exactly the schema's untagged ones, and return None for anything else, so
 :mod:`~brokerd.protocol.codec` falls back to the generic codec, which then decides
@@ -48,6 +48,8 @@ _ANSWER = struct.Struct(">ihqqq")  # partition index, error, HW, LSO, log start
 _TOP = struct.Struct(">ihi")  # throttle, error, session id
 _INT32 = struct.Struct(">i")
 _ABORTED = struct.Struct(">qq")
+_EPOCH_END = struct.Struct(">iq")  # diverging_epoch: epoch, end offset (then its tags)
+DIVERGING_EPOCH_TAG = 0
 # size, correlation id, header tagged fields (none), throttle, error, session id
 _ANSWER_START = struct.Struct(">iibihi")
 _RESPONSE_KEYS = frozenset({"throttle_time_ms", "error_code", "session_id", "responses"})
@@ -139,12 +141,13 @@ def decode_response(frame: bytes | bytearray | memoryview) -> tuple[int, dict[st
                     end = _room(buf, pos, size - 1)
                     records = buf[pos:end]
                     pos = end
-                pos = skip_tagged_fields(buf, pos)
+                diverging, pos = _read_partition_tags(buf, pos)
                 partitions.append({
                     "partition_index": index, "error_code": code,
                     "high_watermark": high_watermark, "last_stable_offset": stable,
                     "log_start_offset": log_start, "aborted_transactions": aborted,
-                    "preferred_read_replica": preferred, "records": records})
+                    "preferred_read_replica": preferred, "records": records,
+                    "diverging_epoch": diverging})
             pos = skip_tagged_fields(buf, pos)
             responses.append({"topic": topic, "partitions": partitions})
         skip_tagged_fields(buf, pos)
@@ -152,6 +155,24 @@ def decode_response(frame: bytes | bytearray | memoryview) -> tuple[int, dict[st
         raise ProtocolError(f"malformed Fetch v{VERSION} response: {exc}") from exc
     return correlation_id, {"throttle_time_ms": throttle_ms, "error_code": error,
                             "session_id": session_id, "responses": responses}
+
+
+def _read_partition_tags(buf: memoryview, pos: int) -> tuple[dict[str, int] | None, int]:
+    """A partition answer's tagged fields: its ``diverging_epoch`` (tag 0) if present,
+    and the position past them all."""
+    diverging = None
+    count, pos = read_uvarint(buf, pos)
+    for _ in range(count):
+        tag, pos = read_uvarint(buf, pos)
+        size, pos = read_uvarint(buf, pos)
+        end = _room(buf, pos, size)
+        if tag == DIVERGING_EPOCH_TAG:
+            if size < _EPOCH_END.size:
+                raise ProtocolError("truncated diverging_epoch in a Fetch response")
+            epoch, end_offset = _EPOCH_END.unpack_from(buf, pos)
+            diverging = {"epoch": epoch, "end_offset": end_offset}
+        pos = end
+    return diverging, pos
 
 
 def decode_request_body(buf: memoryview, pos: int) -> dict[str, Any] | None:

@@ -105,10 +105,11 @@ class CachedPartition:
         self.binding: Binding | None = None
 
     def must_respond(self, answer: bodies.FetchResponsePartition, record_bytes: int) -> bool:
-        """Kafka's rule: records, an error, or a high watermark / log start offset other
-        than the fetcher last saw.  (The last stable offset equals the high watermark
-        here: no transactions.)"""
+        """Kafka's rule: records, an error, a diverging epoch, or a high watermark / log
+        start offset other than the fetcher last saw.  (The last stable offset equals
+        the high watermark here: no transactions.)"""
         return (record_bytes > 0 or answer["error_code"] != ErrorCode.NONE
+                or "diverging_epoch" in answer
                 or answer["high_watermark"] != self.high_watermark
                 or answer["log_start_offset"] != self.log_start_offset)
 

@@ -12,13 +12,16 @@ Kafka's rules, each in one place so it can be tested in milliseconds:
 - *ISR expansion*: a follower outside the ISR rejoins once its log end offset reached the
   high watermark and the first offset of the current leader epoch.
 - *truncation* (KIP-279): where a follower cuts its log before fetching from a new leader,
-  from the leader's OffsetForLeaderEpoch answer.
+  from the leader's OffsetForLeaderEpoch answer, or from the ``diverging_epoch`` of a
+  Fetch answer (*truncation on fetch*, Kafka 2.7+: the leader checks each fetch's
+  ``last_fetched_epoch`` against its own epochs, see :func:`diverging_epoch`).
 - *epoch fencing* (KIP-320): a request naming the replica's leader epoch is served only in
   that epoch (Fetch, ListOffsets, OffsetForLeaderEpoch).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -138,6 +141,49 @@ def truncation_offset(requested_epoch: int, answer_epoch: int, answer_end_offset
     if answer_epoch == requested_epoch:
         return min(answer_end_offset, log_end_offset)
     return min(answer_end_offset, own_end_offset_for, log_end_offset)
+
+
+def diverging_epoch(last_fetched_epoch: int, fetch_offset: int, leader_epoch: int,
+                    leader_end_offset: int) -> tuple[int, int] | None:
+    """The Fetch answer's ``diverging_epoch`` (epoch, end offset), or None when the fetcher's
+    log agrees with the leader's up to ``fetch_offset``.
+
+    ``last_fetched_epoch`` is the epoch of the fetcher's last batch (-1: not given, never
+    diverging); (``leader_epoch``, ``leader_end_offset``) is the leader's own
+    OffsetForLeaderEpoch answer for it.  Kafka's rule (``Partition.fetchRecords``): the
+    logs diverge when the leader never wrote that epoch (its answer is an older one) or
+    ended it before the fetch offset.  Such a fetch returns no records and does not count
+    as the follower's log end: the follower truncates (:func:`truncation_offset`) and asks
+    again."""
+    if last_fetched_epoch < 0:
+        return None
+    if leader_epoch < last_fetched_epoch or leader_end_offset < fetch_offset:
+        return leader_epoch, leader_end_offset
+    return None
+
+
+# Kafka's inter.broker.protocol.version from which followers truncate on fetch (2.7-IV1:
+# Fetch v12, whose answers carry ``diverging_epoch``).
+TRUNCATION_ON_FETCH_SINCE = (2, 7, 1)
+LATEST_INTER_BROKER_PROTOCOL = "3.9"
+_PROTOCOL_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?(?:-IV(\d+))?")
+
+
+def truncates_on_fetch(inter_broker_protocol_version: str) -> bool:
+    """Whether followers skip OffsetForLeaderEpoch and truncate from Fetch answers.
+
+    Why a gate: a leader older than that never answers ``diverging_epoch``, so a follower
+    that skipped the question would append after a tail the leader never had.  During a
+    rolling upgrade from such brokers, operators set the old version until every broker
+    runs the new code, as in Kafka.  ``2.7`` without ``-IV<n>`` means its last
+    inter-broker version, as in Kafka.  ValueError for anything not of the form
+    ``<major>.<minor>[.<patch>][-IV<n>]``."""
+    match = _PROTOCOL_VERSION.fullmatch(inter_broker_protocol_version.strip())
+    if match is None:
+        raise ValueError(f"inter.broker.protocol.version: {inter_broker_protocol_version!r} "
+                         "is not a Kafka version such as 2.7, 2.7-IV1 or 3.9")
+    major, minor, iv = match.groups()
+    return (int(major), int(minor), int(iv) if iv is not None else 99) >= TRUNCATION_ON_FETCH_SINCE
 
 
 def epoch_error(requested: int, current: int) -> ErrorCode:

@@ -13,6 +13,7 @@ from brokerd.groups import GroupConfig
 from brokerd.replication.client import InterBrokerLink
 from brokerd.replication.fetcher import FetchSettings
 from brokerd.replication.inter_broker_auth import inter_broker_auth
+from brokerd.replication.rules import truncates_on_fetch
 
 
 def group_config(config: BrokerConfig) -> GroupConfig:
@@ -29,11 +30,12 @@ def group_config(config: BrokerConfig) -> GroupConfig:
 
 
 def fetch_settings(config: BrokerConfig) -> FetchSettings:
-    """The replica fetchers' settings from the ``replica.fetch.*`` keys."""
+    """The replica fetchers' settings from the ``replica.fetch.*`` keys and
+    ``inter.broker.protocol.version``."""
     return FetchSettings(
         config.broker_id, config.replica_fetch_wait_max_ms, config.replica_fetch_max_bytes,
         config.replica_fetch_response_max_bytes, config.replica_socket_timeout_ms,
-        inter_broker_link(config))
+        inter_broker_link(config), truncates_on_fetch(config.inter_broker_protocol_version))
 
 
 def inter_broker_link(config: BrokerConfig) -> InterBrokerLink:

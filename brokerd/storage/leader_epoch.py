@@ -92,9 +92,16 @@ class LeaderEpochCache:
 
     def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
         """Kafka's OffsetForLeaderEpoch answer: (largest epoch <= ``epoch``, the offset
-        where that epoch's writes ended). Unknown (older than everything): (-1, -1)."""
-        if not self._entries or epoch < self._entries[0][0]:
+        where that epoch's writes ended); no epochs at all: (-1, -1).  Older than every
+        epoch known here: (``epoch``, the start of the oldest known), as Kafka answers,
+        since retention removed what lay before: a fetcher truncates no further than
+        this log's start and replicates from there, where (-1, -1) made a follower whose
+        high watermark is its log end keep the same tail and be told the same again on
+        every fetch (truncation on fetch)."""
+        if not self._entries:
             return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+        if epoch < self._entries[0][0]:
+            return epoch, self._entries[0][1]
         if epoch >= self.latest_epoch:
             return self.latest_epoch, log_end_offset
         for i, (entry_epoch, _) in enumerate(self._entries):

@@ -9,6 +9,12 @@ end: the leader first records their ``fetch_offset`` as their log end offset, wh
 advance the high watermark returned in this very response (and complete acks=all
 produces) and grow the ISR.
 
+Diverging epochs (v12+, truncation on fetch): a fetch naming a ``last_fetched_epoch`` whose
+log is not a prefix of this one (this replica never wrote that epoch, or ended it before
+the fetch offset; :func:`~brokerd.replication.rules.diverging_epoch`) is answered at once
+with ``diverging_epoch``, this replica's (epoch, end offset) for it, and no records; a
+follower's such fetch is not recorded.  The fetcher truncates there and fetches again.
+
 Fetch from the closest replica (KIP-392, :mod:`brokerd.server.closest_replica`): a
 consumer's v11+ fetch may be served by a follower, up to the follower's high watermark; a
 leader with ``replica.selector.class`` set answers a consumer whose ``rack_id`` names
@@ -71,7 +77,7 @@ from brokerd.replication.fetch_sessions import (
     next_epoch,
 )
 from brokerd.replication.leader_throttle import is_throttled
-from brokerd.replication.rules import epoch_error
+from brokerd.replication.rules import diverging_epoch, epoch_error
 from brokerd.security import AclOperation as Op
 from brokerd.security import ResourceType as Rt
 from brokerd.server.closest_replica import (
@@ -144,7 +150,7 @@ class _FetchRound:
     version: int = 0
     connection: Connection | None = None
     total_bytes: int = 0
-    has_error: bool = False
+    answer_now: bool = False  # an error or a diverging epoch: answer without waiting
     sent: list[tuple[str, int]] = field(default_factory=list)  # (topic, bytes): metrics
     throttled_bytes: int = 0  # of partitions under the leader's replication throttle
 
@@ -165,7 +171,7 @@ class _FetchRound:
         if hosted is not None:
             error = refusal(hosted, wanted, replica_id)
         if hosted is None or error:
-            self.has_error = True
+            self.answer_now = True
             return _Read(item, _empty(wanted["partition"], error, hosted), 0, True)
         client_rack = self.body.get("rack_id") if replica_id < 0 else None
         if client_rack and self.connection is not None and (preferred := preferred_replica(
@@ -173,6 +179,12 @@ class _FetchRound:
                 self.connection.listener_name)) != NO_PREFERRED_REPLICA:
             answer = _empty(wanted["partition"], ErrorCode.NONE, hosted)
             answer["preferred_read_replica"] = preferred
+            return _Read(item, answer, 0, False)
+        diverging = _diverging_epoch(hosted, wanted)
+        if diverging is not None:
+            self.answer_now = True
+            answer = _empty(wanted["partition"], ErrorCode.NONE, hosted)
+            answer["diverging_epoch"] = {"epoch": diverging[0], "end_offset": diverging[1]}
             return _Read(item, answer, 0, False)
         limit = min(max(wanted["partition_max_bytes"], 0), remaining)
         readable_end = hosted.readable_end(for_replica=replica_id >= 0)
@@ -193,7 +205,7 @@ class _FetchRound:
                                      for_replica=replica_id >= 0,
                                      min_one_batch=self.total_bytes == 0)
         except StorageError as exc:
-            self.has_error = True
+            self.answer_now = True
             return _Read(item, _empty(wanted["partition"], exc.error_code, hosted), 0, True)
         answer = _empty(wanted["partition"], ErrorCode.NONE, hosted)
         nbytes = 0
@@ -229,6 +241,18 @@ def refusal(hosted: Partition, wanted: bodies.FetchRequestPartition, replica_id:
     if not error and replica_id >= 0 and replica_id not in hosted.replicas:
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
     return error
+
+
+def _diverging_epoch(hosted: Partition, wanted: bodies.FetchRequestPartition
+                     ) -> tuple[int, int] | None:
+    """Where the fetcher's log parts from this one, by its ``last_fetched_epoch`` (v12+;
+    see :func:`~brokerd.replication.rules.diverging_epoch`); None when it does not."""
+    last_fetched = wanted.get("last_fetched_epoch", -1)
+    if last_fetched < 0:
+        return None
+    epoch, end = hosted.log.leader_epoch_cache.end_offset_for(last_fetched,
+                                                              hosted.log_end_offset)
+    return diverging_epoch(last_fetched, wanted["fetch_offset"], epoch, end)
 
 
 # ---- sessions bound to partitions ------------------------------------------------------
@@ -300,7 +324,8 @@ def _settle(broker: HandlerContext, session: FetchSession, cached: CachedPartiti
     session.settle(cached.key, read.more)
     binding = _bind(broker, session, cached, replica_id)
     if binding is not None:
-        binding.refused = read.answer["error_code"] != ErrorCode.NONE
+        binding.refused = (read.answer["error_code"] != ErrorCode.NONE
+                           or "diverging_epoch" in read.answer)
 
 
 class _Context:
@@ -451,13 +476,15 @@ def _serving(broker: HandlerContext, body: bodies.FetchRequest, version: int
 
 def _record_follower_fetch(broker: HandlerContext, replica_id: int, items: list[_Wanted]) -> None:
     """The follower's fetch offsets are its log end offsets: record them before reading
-    (a fetch the read refuses is not recorded).  Under a session, the partitions not
-    among ``items`` count through :attr:`Partition.session_fetches`.  A leadership
-    delivered but not applied yet is applied first (``leader_partition``), so the first
-    fetch of a new follower already counts for the high watermark."""
+    (a fetch the read refuses, or answers with a diverging epoch, is not recorded).
+    Under a session, the partitions not among ``items`` count through
+    :attr:`Partition.session_fetches`.  A leadership delivered but not applied yet is
+    applied first (``leader_partition``), so the first fetch of a new follower already
+    counts for the high watermark."""
     for item in items:
         hosted = broker.leader_partition(item.topic, item.wanted["partition"])[0]
-        if hosted is not None and not refusal(hosted, item.wanted, replica_id):
+        if (hosted is not None and not refusal(hosted, item.wanted, replica_id)
+                and _diverging_epoch(hosted, item.wanted) is None):
             broker.replicas.record_follower_fetch(hosted, replica_id,
                                                   item.wanted["fetch_offset"])
 
@@ -503,7 +530,7 @@ async def handle(broker: HandlerContext, request: Request[bodies.FetchRequest]
         reads = fetch_round.read(context.items(body))
         handler_s += time.perf_counter() - started
         remaining = deadline - loop.time()
-        if (fetch_round.total_bytes >= body["min_bytes"] or fetch_round.has_error
+        if (fetch_round.total_bytes >= body["min_bytes"] or fetch_round.answer_now
                 or remaining <= 0 or broker.shutting_down.is_set()):
             break
         await context.wait(broker, body, remaining)

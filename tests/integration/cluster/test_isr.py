@@ -1,16 +1,22 @@
 """The ISR's guard rails: ``min.insync.replicas`` refuses acks=all writes in the protocol's
 own terms when too few replicas are in sync, and a leader that crashed with a tail nobody
-else has truncates that tail when it rejoins (leader epochs + OffsetForLeaderEpoch)."""
+else has truncates that tail when it rejoins (leader epochs, and the diverging epoch of a
+Fetch answer or, before Kafka 2.7-IV1, OffsetForLeaderEpoch)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
 
 from brokerd.protocol import ErrorCode
 from tests.integration.cluster.harness import (
     SESSION_TIMEOUT_MS,
     Cluster,
     produce,
+    started_cluster,
     wait_until,
 )
 from tests.integration.cluster.sequence import SequenceProducer, assert_no_loss, read_all
@@ -57,7 +63,18 @@ def _without_wire_records(stored: dict[int, list[tuple[int, int]]]
     return {p: [(o, n) for o, n in records if n >= 0] for p, records in stored.items()}
 
 
-def test_crashed_leader_truncates_its_divergent_tail(cluster: Cluster) -> None:
+@pytest.fixture(params=[None, "2.6"], ids=["truncating-on-fetch", "asking-epochs-first"])
+def either_truncation(request: pytest.FixtureRequest, zk_connect: str, tmp_path: Path
+                      ) -> Iterator[Cluster]:
+    """A cluster whose followers truncate from Fetch answers (the default), or, at
+    ``inter.broker.protocol.version`` 2.6, ask OffsetForLeaderEpoch first."""
+    version = request.param
+    properties = {"inter.broker.protocol.version": version} if version else {}
+    yield from started_cluster(zk_connect, tmp_path, **properties)
+
+
+def test_crashed_leader_truncates_its_divergent_tail(either_truncation: Cluster) -> None:
+    cluster = either_truncation
     topic = "diverged"
     cluster.create_topic(topic, 1, 3, {"min.insync.replicas": "1"})
     old_leader = cluster.leader(topic)

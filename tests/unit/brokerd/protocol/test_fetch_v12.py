@@ -69,12 +69,16 @@ def response_frame(body: dict[str, Any]) -> bytes:
 
 def test_answers_decode_as_the_generic_decoder_reads_them() -> None:
     batch = build_batch([(None, b"v" * 5000, [], 1_700_000_000_000)] * 3)
+    in_step = answer(4, batch)
+    del in_step["diverging_epoch"]
+    in_step["current_leader"] = {"leader_id": 2, "leader_epoch": 9}  # skipped
     body: dict[str, Any] = {"throttle_time_ms": 5, "error_code": 0, "session_id": 77,
                             "responses": [
         {"topic": "t", "partitions": [
             answer(0, batch), answer(1, None, error=6), answer(2, b""),
             answer(3, b"tiny", aborted=[{"producer_id": 9, "first_offset": 10},
-                                        {"producer_id": 2**40, "first_offset": 0}])]},
+                                        {"producer_id": 2**40, "first_offset": 0}]),
+            in_step]},
         {"topic": "other-" + "y" * 150, "partitions": []}]}
     correlation_id, decoded = fetch_v12.decode_response(response_frame(body))
     assert correlation_id == 4242
@@ -87,6 +91,7 @@ def test_answers_decode_as_the_generic_decoder_reads_them() -> None:
         for key in ("partition_index", "error_code", "high_watermark", "last_stable_offset",
                     "log_start_offset", "aborted_transactions", "preferred_read_replica"):
             assert mine[key] == theirs[key], key
+        assert mine["diverging_epoch"] == theirs.get("diverging_epoch")
         if theirs["records"] is None:
             assert mine["records"] is None
         else:

@@ -1,5 +1,6 @@
 """The follower fetcher's decisions against a scripted leader (no sockets): truncation
-before the first fetch of an epoch, appends, out-of-range restarts, parked errors."""
+before the first fetch of an epoch or on the leader's diverging epoch, appends,
+out-of-range restarts, parked errors."""
 
 from __future__ import annotations
 
@@ -87,6 +88,50 @@ def test_a_divergent_tail_is_truncated_at_the_leaders_end_of_the_older_epoch(tmp
     assert fetch_request["fetch_offset"] == 5 and fetch_request["current_leader_epoch"] == 5
     assert (partition.log_end_offset, partition.high_watermark) == (9, 9)
     assert partition.log.leader_epoch_cache.entries == [(1, 0), (5, 5)]
+
+
+def run_added(partition: Partition, leader: ScriptedLeader, rounds: int,
+              settings: FetchSettings) -> None:
+    """Like :func:`run`, for a partition handed to the fetcher as the manager does."""
+    async def scenario() -> None:
+        fetcher = ReplicaFetcher(1, settings, lambda _: None, ByteRateLimit())
+        fetcher.add(partition, throttled=False)
+        assert fetcher._task is not None
+        fetcher._task.cancel()  # its own loop would connect: the rounds are driven here
+        for _ in range(rounds):
+            await fetcher._truncate(leader)  # type: ignore[arg-type]
+            await fetcher._fetch(leader)  # type: ignore[arg-type]
+    asyncio.run(scenario())
+
+
+def test_a_new_epoch_is_fetched_at_once_and_truncated_by_the_leaders_diverging_epoch(
+        tmp_path: Path) -> None:
+    partition = follower(tmp_path / "f", ((1, 5), (2, 3)))  # 0-4 in epoch 1, 5-7 in 2
+    leader_log = LogManager([tmp_path / "l"], LogConfig()).get_or_create("t", 0, LogConfig())
+    leader_log.append_as_leader(batch(5), 1)
+    leader_log.append_as_leader(batch(4), 5)  # the leader's 5-8, written in epoch 5
+    leader = ScriptedLeader({"error_code": 0, "high_watermark": 0, "log_start_offset": 0,
+                             "records": None, "diverging_epoch": {"epoch": 1, "end_offset": 5}},
+                            {"error_code": 0, "high_watermark": 9, "log_start_offset": 0,
+                             "records": leader_log.read(5, 1 << 20).read()})
+    run_added(partition, leader, 2, FetchSettings(2))
+    assert [api for api, _ in leader.requests] == [ApiKey.FETCH, ApiKey.FETCH]
+    first, second = (body["topics"][0]["partitions"][0] for _, body in leader.requests)
+    assert (first["fetch_offset"], first["last_fetched_epoch"]) == (8, 2)
+    assert (second["fetch_offset"], second["last_fetched_epoch"]) == (5, 1)
+    assert (partition.log_end_offset, partition.high_watermark) == (9, 9)
+    assert partition.log.leader_epoch_cache.entries == [(1, 0), (5, 5)]
+
+
+def test_before_kafka_2_7_iv1_a_new_epoch_asks_offset_for_leader_epoch_first(
+        tmp_path: Path) -> None:
+    partition = follower(tmp_path, ((1, 5), (2, 3)))
+    leader = ScriptedLeader({"error_code": 0, "leader_epoch": 1, "end_offset": 5},
+                            {"error_code": 0, "high_watermark": 5, "log_start_offset": 0,
+                             "records": None})
+    run_added(partition, leader, 1, FetchSettings(2, truncation_on_fetch=False))
+    assert [api for api, _ in leader.requests] == [ApiKey.OFFSET_FOR_LEADER_EPOCH, ApiKey.FETCH]
+    assert partition.log_end_offset == 5
 
 
 def test_a_follower_behind_the_leaders_log_start_restarts_there(tmp_path: Path) -> None:
@@ -184,7 +229,7 @@ def test_a_refused_partition_backs_off_doubling_and_a_fetched_one_starts_again(
     assert waits == [FIRST_BACKOFF_S, 0.2, 0.4, BACKOFF_S]
     assert fetching.parked_until - time.monotonic() <= BACKOFF_S
     fetching.parked_until = 0.0
-    fetcher._apply(key, fetching, fetching.partition.log_end_offset, {
+    fetcher._apply(key, fetching, {"fetch_offset": fetching.partition.log_end_offset}, {
         "error_code": 0, "high_watermark": 0, "log_start_offset": 0, "records": None})
     fetcher._park(key, fetching, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     assert fetching.backoff_s == FIRST_BACKOFF_S  # a fetch since: the short wait again

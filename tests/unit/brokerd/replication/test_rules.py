@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
+
 from brokerd.replication.rules import (
     FollowerState,
+    diverging_epoch,
     follower_high_watermark,
     leader_high_watermark,
     may_join_isr,
     out_of_sync,
     record_fetch,
     reset_for_leadership,
+    truncates_on_fetch,
     truncation_offset,
 )
 
@@ -89,3 +93,29 @@ def test_truncation_older_epoch_back_cuts_at_the_smaller_end_of_that_epoch() -> 
 
 def test_truncation_undefined_answer_keeps_only_the_high_watermark() -> None:
     assert truncation_offset(5, -1, -1, 100, 100, 60) == 60
+
+
+def test_a_fetch_diverges_where_the_leader_never_wrote_its_epoch_or_ended_it_sooner() -> None:
+    # (last fetched epoch, fetch offset, the leader's answer for that epoch)
+    assert diverging_epoch(5, 100, 5, 120) is None  # the leader's current epoch, further on
+    assert diverging_epoch(5, 100, 5, 100) is None  # exactly at the leader's end
+    assert diverging_epoch(4, 100, 4, 100) is None  # an older epoch that ended right there
+    assert diverging_epoch(4, 100, 4, 90) == (4, 90)  # it ended sooner: our 90-99 differ
+    assert diverging_epoch(5, 100, 3, 120) == (3, 120)  # the leader never wrote epoch 5
+    assert diverging_epoch(5, 100, -1, -1) == (-1, -1)  # older than all the leader knows
+    assert diverging_epoch(-1, 100, -1, -1) is None  # no epoch given (v11 and older, kcat)
+
+
+@pytest.mark.parametrize(("version", "on_fetch"), [
+    ("3.9", True), ("2.7", True), ("2.7-IV1", True), ("2.8.1", True), ("3.0-IV1", True),
+    ("2.7-IV0", False), ("2.6", False), ("0.10.2", False), (" 2.6-IV0 ", False)])
+def test_followers_truncate_on_fetch_from_kafkas_inter_broker_protocol_2_7_iv1(
+        version: str, on_fetch: bool) -> None:
+    assert truncates_on_fetch(version) is on_fetch
+
+
+@pytest.mark.parametrize("version", ["", "3", "latest", "2.7-IV", "v3.9", "3.9-RC1"])
+def test_an_inter_broker_protocol_version_that_is_no_kafka_version_is_refused(
+        version: str) -> None:
+    with pytest.raises(ValueError, match="inter.broker.protocol.version"):
+        truncates_on_fetch(version)

@@ -9,6 +9,7 @@ import pytest
 
 from brokerd.__main__ import build_parser, config_from_args
 from brokerd.config import ConfigError, Endpoint, build_config, parse_listeners, parse_properties
+from brokerd.server.component_settings import fetch_settings
 
 REQUIRED = {"broker.id": "1", "listeners": "PLAINTEXT://127.0.0.1:9092",
             "zookeeper.connect": "zk:2181/kafkasaas", "log.dirs": "/a,/b"}
@@ -130,3 +131,11 @@ def test_log_max_open_files_defaults_to_half_the_descriptor_limit() -> None:
     assert build_config({**REQUIRED, "log.max.open.files": "50"}).log_max_open_files == 50
     with pytest.raises(ConfigError, match="log.max.open.files"):
         build_config({**REQUIRED, "log.max.open.files": "0"})
+
+
+def test_the_inter_broker_protocol_version_decides_truncation_on_fetch() -> None:
+    assert fetch_settings(build_config(REQUIRED)).truncation_on_fetch
+    older = build_config({**REQUIRED, "inter.broker.protocol.version": "2.6"})
+    assert not fetch_settings(older).truncation_on_fetch
+    with pytest.raises(ConfigError, match="inter.broker.protocol.version"):
+        build_config({**REQUIRED, "inter.broker.protocol.version": "latest"})

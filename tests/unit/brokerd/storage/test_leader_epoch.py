@@ -35,12 +35,13 @@ def test_assign_drops_entries_that_never_got_data(tmp_path: Path) -> None:
 
 def test_end_offset_for_epoch(tmp_path: Path) -> None:
     cache = cache_with(tmp_path, (1, 0), (3, 40), (4, 90))
-    assert cache.end_offset_for(0, 120) == (-1, -1)
+    assert cache.end_offset_for(0, 120) == (0, 0)  # older than all: where they start
     assert cache.end_offset_for(1, 120) == (1, 40)
     assert cache.end_offset_for(2, 120) == (1, 40)  # never led: answer the epoch before it
     assert cache.end_offset_for(3, 120) == (3, 90)
     assert cache.end_offset_for(4, 120) == (4, 120)
     assert cache.end_offset_for(9, 120) == (4, 120)
+    assert cache_with(tmp_path / "empty").end_offset_for(3, 0) == (-1, -1)
 
 
 def test_truncation_from_both_ends(tmp_path: Path) -> None:
