@@ -330,13 +330,9 @@ class Log:
         self._local.delete_expired_files(now_ms)
 
     def truncate_to(self, offset: int) -> None:
-        """Drop everything at or above ``offset`` (a follower removing a divergent tail).
-        A batch straddling ``offset`` is dropped whole. At or below the log start, the
-        log is emptied and restarts at ``offset``.  At or past the log end only leader
-        epochs starting there go, as in Kafka: an epoch this replica took up as leader
-        and wrote nothing in (its next leader never heard of it), which a follower would
-        otherwise name as its ``last_fetched_epoch`` and be told it diverges, again and
-        again."""
+        """Drop everything at or above ``offset`` (a follower removing a divergent tail),
+        a batch straddling it whole; at or below the log start, restart empty there.  Past
+        the end, epochs starting there go (led without a write; Kafka's rule)."""
         if offset >= self.log_end_offset:
             self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
             return
