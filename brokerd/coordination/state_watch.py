@@ -21,8 +21,12 @@ node's version, which only a new read sets again.
 kazoo 2.11 has no call for ``addWatch`` and hands notifications only to the one-shot
 watchers it registered itself, so this module sends the request and wraps the connection's
 event reader: kazoo internals, hence kazoo's exact pin in pyproject.toml; the tests use
-both against the real server.  Like kazoo's one-shot watches the watch goes with the
-connection; the coordinator adds it again before re-reading every topic.
+both against the real server.  The wrapper also takes the notifications already waiting
+in the connection's buffer right behind the one kazoo read (never further than the first
+message of another kind, so the stream's order holds): kazoo's loop costs a ``poll`` and
+its bookkeeping per message, and a failover brings a burst of 30,000.  Like kazoo's
+one-shot watches the watch goes with the connection; the coordinator adds it again before
+re-reading every topic.
 
 Threads: notifications are applied and reported on kazoo's connection thread; the rest is
 called from the coordinator's ZooKeeper thread.
@@ -36,12 +40,14 @@ from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import UnimplementedError
-from kazoo.protocol.connection import CHANGED_EVENT
+from kazoo.protocol.connection import CHANGED_EVENT, WATCH_XID
 from kazoo.protocol.serialization import GetData, Watch, int_struct, write_string
 
 from brokerd.coordination import znodes
+from brokerd.coordination.zk_handler import BufferedSocket
 
 ADD_WATCH_OPCODE = 106  # ZooKeeper's OpCode.addWatch
+REPLY_HEADER_BYTES = 16  # xid, zxid, err: where a notification's event starts
 PERSISTENT_RECURSIVE = 1  # AddWatchMode.PERSISTENT_RECURSIVE
 # (topic, partition, changed): changed is False for a creation or a deletion (the version
 # became unknown, so the node must be read).
@@ -134,12 +140,18 @@ class StateWatch:
         connection = client._connection
         read_event = connection._read_watch_event
 
-        def read_watch_event(buffer: bytes, offset: int) -> Any:
+        def deliver(buffer: bytes, offset: int) -> None:
             path = self._notified(buffer, offset)
-            if (path is not None and path not in client._data_watchers
-                    and path not in client._child_watchers):
-                return None  # kazoo has nothing to hand a state node's event to
-            return read_event(buffer, offset)
+            if (path is None or path in client._data_watchers
+                    or path in client._child_watchers):
+                read_event(buffer, offset)  # else kazoo has nobody to hand the event to
+
+        def read_watch_event(buffer: bytes, offset: int) -> None:
+            deliver(buffer, offset)
+            sock = connection._socket
+            if isinstance(sock, BufferedSocket):  # see the module doc
+                while (message := sock.take_buffered_message(WATCH_XID)) is not None:
+                    deliver(message, REPLY_HEADER_BYTES)
 
         connection._read_watch_event = read_watch_event
         self._hooked = True

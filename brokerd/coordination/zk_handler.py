@@ -20,7 +20,11 @@ a few seconds.  So the handler's sockets (:class:`BufferedSocket`) read up to
 ``READ_CHUNK`` bytes at a time and serve kazoo's small reads from that; kazoo skips its
 ``select`` while a socket reports ``pending()`` bytes (its path for TLS sockets, whose
 buffered bytes no ``select`` sees), and :func:`poll_select` reports such a socket
-readable without waiting.
+readable without waiting.  Even so each message still cost a ``poll`` (kazoo's loop
+selects once per message) and kazoo's per-message bookkeeping, about a third of the
+connection thread's time in a failover (py-spy, ``bench/README.md``): the state watch
+therefore takes the notifications that follow one another in the buffer straight from it
+(:meth:`BufferedSocket.take_buffered_message`, :mod:`.state_watch`).
 
 Thread-safety: each call builds its own poll object; as kazoo's.  A socket is read by
 kazoo's connection thread only.
@@ -32,6 +36,7 @@ import math
 import select
 import socket
 import ssl
+import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,6 +50,8 @@ _WRITABLE = select.POLLOUT | select.POLLHUP | select.POLLERR | select.POLLNVAL
 
 # Bytes asked of the kernel per read of a ZooKeeper connection.
 READ_CHUNK = 65536
+# A message's length prefix, then its reply header's xid (the rest: zxid, err).
+_LENGTH_AND_XID = struct.Struct(">ii")
 
 
 class BufferedSocket:
@@ -72,6 +79,23 @@ class BufferedSocket:
             return data
         self._data, self._pos = data, size
         return data[:size]
+
+    def take_buffered_message(self, xid: int) -> bytes | None:
+        """The next message (its reply header and body, without the length prefix) if all
+        of it is already buffered and its header carries ``xid``, consumed; else None, and
+        nothing consumed.  Never reads from the kernel."""
+        data, pos = self._data, self._pos
+        if len(data) - pos < _LENGTH_AND_XID.size:
+            return None
+        length, message_xid = _LENGTH_AND_XID.unpack_from(data, pos)
+        end = pos + 4 + length
+        if message_xid != xid or end > len(data):
+            return None
+        self._pos = end
+        return data[pos + 4:end]
+
+    def fileno(self) -> int:
+        return self._sock.fileno()  # kazoo's select asks per message: skip __getattr__
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._sock, name)

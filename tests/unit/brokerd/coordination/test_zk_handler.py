@@ -1,6 +1,7 @@
 """poll_select keeps select.select's contract (ready objects of each list, timeout)."""
 
 import socket
+import struct
 import time
 
 from brokerd.coordination.zk_handler import BufferedSocket, PollingHandler, poll_select
@@ -76,3 +77,28 @@ def test_the_handler_connects_through_buffered_sockets() -> None:
             connection.close()
     finally:
         server.close()
+
+
+def test_only_a_wholly_buffered_message_with_the_wanted_xid_is_taken() -> None:
+    """The state watch takes notifications (xid -1) straight from the buffer; anything
+    else, or a message whose tail has not arrived, stays for kazoo's own reads."""
+    def message(xid: int, body: bytes) -> bytes:
+        payload = struct.pack(">iqi", xid, 7, 0) + body
+        return struct.pack(">i", len(payload)) + payload
+
+    left, right = socket.socketpair()
+    buffered = BufferedSocket(left)
+    try:
+        first, second, answer = message(-1, b"one"), message(-1, b"two"), message(5, b"r")
+        tail = message(-1, b"late")
+        right.sendall(first + second + answer + tail[:6])
+        time.sleep(0.05)
+        assert buffered.take_buffered_message(-1) is None  # nothing read from the kernel yet
+        assert buffered.recv(4) == first[:4] and buffered.recv(19) == first[4:]
+        assert buffered.take_buffered_message(-1) == second[4:]
+        assert buffered.take_buffered_message(-1) is None  # an answer comes next
+        assert buffered.take_buffered_message(5) == answer[4:]
+        assert buffered.take_buffered_message(-1) is None  # only part of it is here
+        assert buffered.pending() == 6 and buffered.recv(6) == tail[:6]
+    finally:
+        buffered.close()
