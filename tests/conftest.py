@@ -97,15 +97,28 @@ def zk_connect(zookeeper_address: str) -> Iterator[str]:
         client.close()
 
 
-@pytest.fixture
-def zk(zk_connect: str) -> Iterator[object]:
-    """A started kazoo client rooted at this test's chroot."""
+def _started_client(hosts: str, **options: object) -> Iterator[object]:
     from kazoo.client import KazooClient
 
-    client = KazooClient(hosts=zk_connect, timeout=10)
+    client = KazooClient(hosts=hosts, timeout=10, **options)
     client.start(timeout=30)
     try:
         yield client
     finally:
         client.stop()
         client.close()
+
+
+@pytest.fixture
+def zk(zk_connect: str) -> Iterator[object]:
+    """A started kazoo client rooted at this test's chroot."""
+    yield from _started_client(zk_connect)
+
+
+@pytest.fixture
+def buffered_zk(zk_connect: str) -> Iterator[object]:
+    """Another client on the same chroot through the broker's own handler (buffered
+    sockets, :mod:`brokerd.coordination.zk_handler`)."""
+    from brokerd.coordination.zk_handler import PollingHandler
+
+    yield from _started_client(zk_connect, handler=PollingHandler())

@@ -7,30 +7,18 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 from kazoo.client import KazooClient
 
 from brokerd.coordination import znodes
 from brokerd.coordination.state_watch import StateWatch
-from brokerd.coordination.zk_handler import BufferedSocket, PollingHandler
+from brokerd.coordination.zk_handler import BufferedSocket
 from brokerd.coordination.znodes import PartitionState
 
 PARTITIONS = 600
 ROUNDS = 3
 TRANSACTION = 100  # states per ZooKeeper transaction, as the controller writes
-
-
-@pytest.fixture
-def buffered_zk(zk_connect: str) -> Iterator[KazooClient]:
-    client = KazooClient(hosts=zk_connect, timeout=10, handler=PollingHandler())
-    client.start(timeout=30)
-    try:
-        yield client
-    finally:
-        client.stop()
-        client.close()
 
 
 def test_a_burst_of_notifications_is_reported_whole_in_order_with_exact_versions(
