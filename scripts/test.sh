@@ -11,7 +11,7 @@ then
   export DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test
 fi
 echo "database: ${DATABASE_URL:-sqlite (default)}"
-.venv/bin/pytest -n "${PYTEST_WORKERS:-3}" --dist loadfile -m "not serial" --durations=25 "$@"
+.venv/bin/pytest -n "${PYTEST_WORKERS:-4}" --dist loadfile -m "not serial" --durations=25 "$@"
 # Tests marked `serial` are heavy (failover of 3,000 partitions): they run alone
 # afterwards, so their load and the other tests' do not starve each other.  Timing bounds
 # live in bench/, never here.  Exit code 5 means the
