@@ -96,13 +96,14 @@ def led_by(cluster: Cluster, broker_id: int, topics: list[str], via: int
             for p, view in views.items() if view.leader == broker_id}
 
 
-TopicHolds = Callable[[str, dict[int, PartitionView]], bool]
+# (topic, partition -> the leader a broker names) -> whether the topic is as awaited
+TopicHolds = Callable[[str, dict[int, int]], bool]
 
 
 def wait_for_topics(cluster: Cluster, vias: list[int], counts: dict[str, int],
                     holds: TopicHolds, timeout_s: float, what: str,
                     settled_by: dict[int, float] | None = None) -> float:
-    """Wait until ``holds(topic, partitions)`` for every topic of ``counts`` in the
+    """Wait until ``holds(topic, its leaders)`` for every topic of ``counts`` in the
     Metadata of every broker of ``vias``; returns when the last of them was first seen to
     hold (``time.monotonic()`` as that answer arrived), and fills ``settled_by`` with
     that time per broker of ``vias``.
@@ -113,7 +114,10 @@ def wait_for_topics(cluster: Cluster, vias: list[int], counts: dict[str, int],
     one request for its first remaining topics (about :data:`POLL_PARTITIONS`
     partitions), and only when all of those hold, the rest of its remaining topics at
     once, in concurrent requests of that size.  So while the failover runs the
-    measurement costs each broker one small Metadata request per :data:`POLL_S`.
+    measurement costs each broker one Metadata request per :data:`POLL_S` (of a whole
+    topic when topics are larger than that).  Only the leaders are read from the answers
+    (:meth:`Cluster.leaders`): decoded whole, the 10,000-partition answers of the density
+    benchmark cost this process half a core, on the machine the brokers fail over on.
     Why a thread per broker and not rounds over all of them: a round waited for the
     slowest broker's answers.  Why the rest at once and not one request after another:
     on a survivor busy taking over 5,000 leaderships a 3,000-partition Metadata request
@@ -130,11 +134,11 @@ def wait_for_topics(cluster: Cluster, vias: list[int], counts: dict[str, int],
         request failed (a busy broker may not answer within the client's timeout), so one
         failed request does not discard what the others found."""
         try:
-            views = cluster.metadata(via, chunk)
+            leaders = cluster.leaders(via, chunk)
         except (OSError, ConnectionError):
             return set(), time.monotonic()
         answered = time.monotonic()
-        return {name for name in chunk if holds(name, views.get(name, {}))}, answered
+        return {name for name in chunk if holds(name, leaders.get(name, {}))}, answered
 
     def sweep(via: int) -> bool:
         """One poll of ``via``; whether every topic now holds there."""
@@ -175,9 +179,9 @@ def wait_led_by_others(cluster: Cluster, counts: dict[str, int], gone: int,
                        settled_by: dict[int, float] | None = None) -> float:
     """Every other live broker names a leader other than ``gone`` for every partition;
     returns when that was first seen (see :func:`wait_for_topics`)."""
-    def holds(name: str, partitions: dict[int, PartitionView]) -> bool:
-        return len(partitions) == counts[name] and all(
-            view.leader not in (gone, -1) for view in partitions.values())
+    def holds(name: str, leaders: dict[int, int]) -> bool:
+        return len(leaders) == counts[name] and all(
+            leader not in (gone, -1) for leader in leaders.values())
     return wait_for_topics(cluster, [b for b in cluster.live_ids() if b != gone], counts,
                            holds, timeout_s, what, settled_by)
 
@@ -223,8 +227,8 @@ def measure(cluster: Cluster, topic_count: int = 3, partitions_per_topic: int = 
     cluster.restart(victim)
     started = time.monotonic()
 
-    def led_as_preferred(name: str, partitions: dict[int, PartitionView]) -> bool:
-        return {(name, p) for p, view in partitions.items() if view.leader == victim} == {
+    def led_as_preferred(name: str, leaders: dict[int, int]) -> bool:
+        return {(name, p) for p, leader in leaders.items() if leader == victim} == {
             key for key in preferred if key[0] == name}
     settled = wait_for_topics(cluster, [survivor], counts, led_as_preferred, 120,
                               "the restarted broker to lead its preferred partitions again")

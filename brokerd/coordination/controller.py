@@ -81,7 +81,11 @@ class Controller:
         return self.live - self.shutting_down
 
     def eligible_for(self, key: PartitionKey, eligible: set[int]) -> set[int]:
-        """``eligible`` less the brokers whose replica of ``key`` is offline."""
+        """``eligible`` less the brokers whose replica of ``key`` is offline.  Asked for
+        every partition an election looks at (30,000 in a failover at density), where
+        almost always no broker has an offline replica at all."""
+        if not self.offline:
+            return eligible
         lost = {broker for broker, keys in self.offline.items() if key in keys}
         return eligible - lost if lost else eligible
 

@@ -411,10 +411,28 @@ class ReusedArray(list[Any]):
         self.encodings: dict[Encoder, bytes] = {}
 
 
+class ReusedStruct(dict[str, Any]):
+    """An array element (a struct) whose encoding is kept and reused, as
+    :class:`ReusedArray` keeps a whole array's, with the same rules.
+
+    Why: while a large topic's partitions change a few at a time (a failover changes
+    10,000 partitions' states in batches of hundreds), each change makes its answer anew;
+    encoding a 10,000-partition topic whole cost 41 ms, and clients ask again after every
+    leadership error.  Unchanged partitions keep their element, and with it its bytes."""
+
+    def __init__(self, fields: Any = ()) -> None:
+        super().__init__(fields)
+        self.encodings: dict[Encoder, bytes] = {}
+
+
+_REUSED = (ReusedArray, ReusedStruct)
+
+
 def _reusing(encode: Encoder) -> Encoder:
-    """``encode``, taking a :class:`ReusedArray`'s kept encoding when it has one."""
-    def encode_reused(w: Writer, value: list[Any] | None) -> None:
-        if type(value) is not ReusedArray:
+    """``encode``, taking a :class:`ReusedArray`'s or :class:`ReusedStruct`'s kept
+    encoding when it has one."""
+    def encode_reused(w: Writer, value: Any) -> None:
+        if type(value) not in _REUSED:
             encode(w, value)
             return
         kept = value.encodings.get(encode_reused)
@@ -437,6 +455,8 @@ def _array_codec(
     if isinstance(item, Primitive) and item.name in _FIXED_CODES:
         return _fixed_array_codec(_FIXED_CODES[item.name], flexible, nullable)
     decode_item, encode_item = _value_codec(item, version, flexible, False, strict)
+    if isinstance(item, Struct):
+        encode_item = _reusing(encode_item)
 
     def decode(buf: memoryview, pos: int) -> tuple[list[Any] | None, int]:
         count, pos = read_length(buf, pos, flexible, True)

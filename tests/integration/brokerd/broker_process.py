@@ -44,8 +44,12 @@ class WireClient:
         return self._correlation_id
 
     def receive(self, api_key: int, version: int) -> tuple[int, dict]:
+        return decode_response(api_key, version, self.receive_frame())
+
+    def receive_frame(self) -> bytes:
+        """The next response frame, undecoded (after its size: correlation id first)."""
         size = struct.unpack(">i", recv_exactly(self.sock, 4))[0]
-        return decode_response(api_key, version, recv_exactly(self.sock, size))
+        return recv_exactly(self.sock, size)
 
     def request(self, api_key: int, version: int, body: dict) -> dict:
         correlation_id = self.send(api_key, version, body)

@@ -21,6 +21,7 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 from brokerd.protocol import ApiKey
 from brokerd.protocol.records import build_batch, iter_batches
 from tests.integration.brokerd.broker_process import BrokerProcess, WireClient
+from tests.integration.cluster.leaders import METADATA_VERSION, read_leaders
 
 SESSION_TIMEOUT_MS = 6_000
 REPLICA_LAG_MS = 2_000
@@ -146,6 +147,17 @@ class Cluster:
                     p["leader_id"], p["leader_epoch"], tuple(p["replica_nodes"]),
                     tuple(p["isr_nodes"])) for p in t["partitions"]}
                 for t in body["topics"] if t["error_code"] == 0}
+
+    def leaders(self, broker_id: int, topics: list[str]) -> dict[str, dict[int, int]]:
+        """Topic -> partition -> the leader ``broker_id`` names, cheaply (see
+        :mod:`tests.integration.cluster.leaders`)."""
+        client = WireClient(self.brokers[broker_id].port, timeout=5)
+        try:
+            client.send(ApiKey.METADATA, METADATA_VERSION, {
+                "topics": [{"name": t} for t in topics], "allow_auto_topic_creation": False})
+            return read_leaders(client.receive_frame())
+        finally:
+            client.close()
 
     def registered_brokers(self, broker_id: int) -> list[int]:
         client = WireClient(self.brokers[broker_id].port, timeout=5)

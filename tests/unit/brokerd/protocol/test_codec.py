@@ -21,7 +21,13 @@ from brokerd.protocol import (
     encode_response,
     response_with_defaults,
 )
-from brokerd.protocol.compiler import INLINE_RECORDS_LIMIT, ReusedArray, Writer, compile_struct
+from brokerd.protocol.compiler import (
+    INLINE_RECORDS_LIMIT,
+    ReusedArray,
+    ReusedStruct,
+    Writer,
+    compile_struct,
+)
 from brokerd.protocol.messages import produce
 
 
@@ -215,6 +221,29 @@ def test_a_reused_array_encodes_as_the_list_it_holds_and_keeps_that_encoding(
     _, decoded = decode_response(ApiKey.METADATA, other.api_version, encoded_other[4:])
     assert decoded["topics"][0]["partitions"][0]["leader_id"] == 3
     assert len(reused.encodings) == 2
+
+
+@pytest.mark.parametrize("version", [1, 9, 12])
+def test_reused_elements_encode_as_their_fields_and_keep_that_encoding_per_version(
+        version: int) -> None:
+    header = RequestHeader(ApiKey.METADATA, version, 7, None)
+    elements = [ReusedStruct(partition) for partition in _partitions(leader=1)]
+    expected = b"".join(encode_response(header, _metadata_body(_partitions(leader=1))))
+    assert b"".join(encode_response(header, _metadata_body(list(elements)))) == expected
+    assert all(len(element.encodings) == 1 for element in elements)
+    # A new array around the same elements (a topic of which one partition changed)
+    # sends each kept element's bytes, and only the new element's own fields.
+    elements[0]["leader_id"] = 3  # a change the class forbids: it does not reach the bytes
+    changed = ReusedStruct(_partitions(leader=2)[4])
+    mixed = ReusedArray([*elements[:4], changed])
+    expected_mixed = b"".join(encode_response(header, _metadata_body(
+        [*_partitions(leader=1)[:4], _partitions(leader=2)[4]])))
+    assert b"".join(encode_response(header, _metadata_body(mixed))) == expected_mixed
+    other = RequestHeader(ApiKey.METADATA, 5, 7, None)
+    _, decoded = decode_response(ApiKey.METADATA, other.api_version, b"".join(
+        encode_response(other, _metadata_body(mixed)))[4:])
+    assert [p["leader_id"] for p in decoded["topics"][0]["partitions"]] == [3, 1, 1, 1, 2]
+    assert len(elements[0].encodings) == 2
 
 
 @pytest.mark.usefixtures("lenient_responses")

@@ -45,10 +45,12 @@ def test_leaders_must_be_alive_and_controller_defaults_to_self() -> None:
 def test_derived_values_are_computed_again_only_when_their_basis_changes() -> None:
     cache = MetadataCache(broker_id=1)
     calls: list[tuple[int, frozenset[int], frozenset[int]]] = []
+    previous: list[list[int] | None] = []
 
-    def leaders(metadata: TopicMetadata, announced: frozenset[int], live: frozenset[int]
-                ) -> list[int]:
+    def leaders(metadata: TopicMetadata, announced: frozenset[int], live: frozenset[int],
+                last: list[int] | None) -> list[int]:
         calls.append((len(metadata.replicas), announced, live))
+        previous.append(last)
         return [metadata.states[p].leader for p in sorted(announced)]
 
     first = topic("t", {0: 1, 1: 2})
@@ -63,10 +65,12 @@ def test_derived_values_are_computed_again_only_when_their_basis_changes() -> No
     cache.put_topic("t", moved)
     assert cache.derived(moved, leaders) == [2, 2]
     assert len(calls) == 3
+    assert previous == [None, [1, 2], [1, 2]]  # each computation sees the one before
     cache.put_topic("t", None)  # deleted: nothing of it is kept
     cache.put_topic("t", moved)
     cache.derived(moved, leaders)
     assert len(calls) == 4
+    assert previous[-1] is None
 
 
 def test_producer_ids_are_handed_out_per_block() -> None:
