@@ -26,7 +26,8 @@ def test_every_phase_reports_figures() -> None:
     assert 0 < consumer["p50_ms"] <= consumer["p99_ms"] <= consumer["max_ms"]
     assert results["ceiling"]["loopback_tcp_mb_per_second"] > 0
     assert results["storage"]["append_mb_per_second"] > 0
-    assert results["rebalance"]["rounds"] == 1 and results["rebalance"]["max_ms"] > 0
+    rebalance = results["rebalance"]
+    assert rebalance.get("rounds") == 1 and rebalance["max_ms"] > 0, rebalance
 
 
 @pytest.mark.integration
