@@ -5,6 +5,7 @@ never run by another worker's in-process Celery worker against the wrong test da
 """
 
 import os
+import tempfile
 
 from .base import *  # noqa: F403
 
@@ -16,3 +17,11 @@ CHANNEL_LAYERS = {  # a channel-layer namespace private to this pytest worker, l
     "default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
                 "CONFIG": {"hosts": [CHANNEL_REDIS_HOST], "prefix": f"asgi-test-{os.getpid()}"}},  # noqa: F405
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A file rather than Django's default in-memory test database: that one is shared
+    # between threads through SQLite's shared cache, whose table locks fail at once
+    # ("database table is locked") whatever the timeout, and tests whose Celery worker
+    # thread writes while a request does failed that way.  A file in WAL mode makes the
+    # writers wait for each other (base settings' timeout) as the real service does.
+    DATABASES["default"]["TEST"] = {  # noqa: F405
+        "NAME": os.path.join(tempfile.gettempdir(), f"kafkasaas-test-{os.getpid()}.sqlite3")}
