@@ -1,5 +1,6 @@
 """The controller's ZooKeeper work: leader election after broker loss, controlled
-shutdown, preferred-leader election, reassignment, first leadership of new partitions.
+shutdown, preferred-leader election, elections an admin asks for (ElectLeaders),
+reassignment, first leadership of new partitions.
 
 How it decides: from the coordinator's :class:`TopicCache` (every broker keeps one, so a
 newly elected controller starts with a full picture), with the pure rules of
@@ -226,6 +227,39 @@ class Controller:
         if moved:
             log.info("moved %d leaders to their preferred replica", moved)
         return moved
+
+    def elect_requested(self, unclean: bool, keys: list[PartitionKey] | None
+                        ) -> dict[PartitionKey, tuple[election.Requested | None, int]] | None:
+        """An ElectLeaders request (None: every partition): each partition's outcome
+        (None: no such partition) and the leader it should now have, once written.  None
+        when this broker is not the active controller."""
+        if not self.active:
+            return None
+        eligible, alive = self.eligible, set(self.live)
+        topics = self._cache.topics
+        if keys is None:
+            keys = [(name, p) for name, topic in topics.items() for p in topic.replicas]
+
+        def decide(topic: TopicMetadata, partition: int,
+                   state: PartitionState) -> PartitionState | None:
+            return election.requested_election(
+                unclean, topic.replicas[partition], state,
+                self.eligible_for((topic.name, partition), eligible), alive, self.epoch)[1]
+
+        outcomes: dict[PartitionKey, tuple[election.Requested | None, int]] = {}
+        for name, partition in keys:
+            topic = topics.get(name)
+            state = topic.states.get(partition) if topic is not None else None
+            if topic is None or state is None or partition not in topic.replicas:
+                outcomes[(name, partition)] = (None, -1)
+                continue
+            outcome, new = election.requested_election(
+                unclean, topic.replicas[partition], state,
+                self.eligible_for((name, partition), eligible), alive, self.epoch)
+            outcomes[(name, partition)] = (outcome, state.leader if new is None else new.leader)
+        self._apply([key for key, (outcome, _) in outcomes.items()
+                     if outcome is election.Requested.ELECTED], decide)
+        return outcomes
 
     # ---- reassignment -----------------------------------------------------------------
 

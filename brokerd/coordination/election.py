@@ -1,4 +1,5 @@
-"""Pure leadership decisions of the controller: failover, preferred leaders, reassignment.
+"""Pure leadership decisions of the controller: failover, preferred leaders, elections an
+admin asks for, reassignment.
 
 Kept apart from ZooKeeper I/O so every rule is a millisecond unit test; the controller
 (:mod:`brokerd.coordination.controller`) applies them to the states it read and writes the
@@ -14,6 +15,7 @@ it keeps leading until it exits, as in Kafka.
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Sequence
 
 from brokerd.coordination.znodes import PartitionState
@@ -68,6 +70,38 @@ def preferred_leader_move(
     if state.leader == preferred or preferred not in eligible or preferred not in state.isr:
         return None
     return _lead(state, preferred, state.isr, controller_epoch)
+
+
+class Requested(enum.Enum):
+    """What an ElectLeaders request (KIP-183, KIP-460) finds for one partition."""
+
+    ELECTED = "elected"
+    NOT_NEEDED = "not needed"  # the preferred replica leads already / the leader is alive
+    NOT_AVAILABLE = "not available"  # no replica the election type allows may lead
+
+
+def requested_election(
+    unclean: bool, replicas: Sequence[int], state: PartitionState, eligible: set[int],
+    alive: set[int], controller_epoch: int,
+) -> tuple[Requested, PartitionState | None]:
+    """An election an admin asked for, with the state to write when one happens.
+
+    Kafka's two types: *preferred* moves leadership to the first assigned replica when it
+    is eligible and in the ISR (not needed when it leads already); *unclean* acts only on a
+    partition whose leader is gone, electing an eligible ISR member if there is one and
+    otherwise the first eligible replica alone (possible data loss: the admin asked for
+    it, whatever the topic's ``unclean.leader.election.enable``)."""
+    if not unclean:
+        if replicas and state.leader == replicas[0]:
+            return Requested.NOT_NEEDED, None
+        moved = preferred_leader_move(replicas, state, eligible, controller_epoch)
+        return (Requested.ELECTED, moved) if moved else (Requested.NOT_AVAILABLE, None)
+    if state.leader in alive:
+        return Requested.NOT_NEEDED, None
+    elected = elect_on_change(replicas, state, eligible, alive, controller_epoch, unclean=True)
+    if elected is None or elected.leader == NO_LEADER:
+        return Requested.NOT_AVAILABLE, None
+    return Requested.ELECTED, elected
 
 
 def reassignment_replicas(

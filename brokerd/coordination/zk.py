@@ -54,6 +54,7 @@ from brokerd.coordination.admin_watch import BrokerConfigWatch, watch_admin_requ
 from brokerd.coordination.broker_watch import LiveBroker, bounced, read_live_brokers
 from brokerd.coordination.controller import Controller
 from brokerd.coordination.dirty_topics import DirtyTopics
+from brokerd.coordination.election import Requested
 from brokerd.coordination.isr_writes import IsrRequest, IsrWriter
 from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
 from brokerd.coordination.reconnect import new_client
@@ -61,6 +62,7 @@ from brokerd.coordination.security_watch import SecurityEvents, SecurityWatch
 from brokerd.coordination.state_watch import StateWatch
 from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
 from brokerd.coordination.write_session import WriteSession
+from brokerd.coordination.writes import PartitionKey
 from brokerd.coordination.zk_await import CoordinationUnavailableError, await_zk_work
 from brokerd.coordination.znodes import (
     BrokerRegistration,
@@ -522,6 +524,13 @@ class ZkCoordinator:
         """Add partitions to a topic's assignment (CreatePartitions), keeping its id.
         Raises :class:`TopicNotFoundError`."""
         await self._run(writes.add_partitions, self._client, name, replicas)
+
+    async def elect_leaders(self, unclean: bool, keys: list[PartitionKey] | None, timeout: float
+                            ) -> dict[PartitionKey, tuple[Requested | None, int]] | None:
+        """ElectLeaders on this broker's controller (see :meth:`Controller.elect_requested`;
+        None: this broker is not the controller).  Raises
+        :class:`CoordinationUnavailableError` after ``timeout``."""
+        return await self._run(self._controller.elect_requested, unclean, keys, timeout=timeout)
 
     async def set_topic_config(self, name: str, config: dict[str, str]) -> None:
         await self._run(writes.set_or_create, self._client, znodes.topic_config_path(name),

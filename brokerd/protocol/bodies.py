@@ -1108,6 +1108,34 @@ class DeleteGroupsResponse(TypedDict):
     results: list[DeleteGroupsResponseResult]
 
 
+class ElectLeadersRequestTopicPartition(TypedDict, total=False):
+    topic: str
+    partitions: list[int]
+
+
+class ElectLeadersRequest(TypedDict, total=False):
+    election_type: int
+    topic_partitions: list[ElectLeadersRequestTopicPartition] | None
+    timeout_ms: int
+
+
+class ElectLeadersResponsePartitionResult(TypedDict):
+    partition_id: int
+    error_code: int
+    error_message: str | None
+
+
+class ElectLeadersResponseReplicaElectionResult(TypedDict):
+    topic: str
+    partition_result: list[ElectLeadersResponsePartitionResult]
+
+
+class ElectLeadersResponse(TypedDict):
+    throttle_time_ms: int
+    error_code: NotRequired[int]
+    replica_election_results: list[ElectLeadersResponseReplicaElectionResult]
+
+
 class IncrementalAlterConfigsRequestConfig(TypedDict, total=False):
     name: str
     config_operation: int

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from brokerd.coordination.election import (
     NO_LEADER,
+    Requested,
     elect_on_change,
     preferred_leader_move,
     reassignment_ready,
     reassignment_replicas,
     reassignment_target,
+    requested_election,
     state_after_reassignment,
 )
 from brokerd.coordination.znodes import PartitionState
@@ -65,6 +67,34 @@ def test_preferred_leader_returns_only_when_in_sync_and_eligible() -> None:
     assert preferred_leader_move((1, 2, 3), state(2, (2, 3)), {1, 2, 3}, EPOCH) is None
     assert preferred_leader_move((1, 2, 3), state(2, (2, 1)), {2, 3}, EPOCH) is None
     assert preferred_leader_move((1, 2, 3), state(1, (1, 2)), {1, 2, 3}, EPOCH) is None
+
+
+def test_a_requested_preferred_election_names_why_it_did_not_happen() -> None:
+    everyone = {1, 2, 3}
+    assert requested_election(False, (1, 2, 3), state(2, (2, 1)), everyone, everyone,
+                              EPOCH) == (Requested.ELECTED, PartitionState(1, 4, (2, 1), EPOCH, 5))
+    assert requested_election(False, (1, 2, 3), state(1, (1, 2)), everyone, everyone,
+                              EPOCH) == (Requested.NOT_NEEDED, None)
+    # Out of the ISR, or not eligible (dead, shutting down): Kafka's
+    # PREFERRED_LEADER_NOT_AVAILABLE.
+    assert requested_election(False, (1, 2, 3), state(2, (2, 3)), everyone, everyone,
+                              EPOCH) == (Requested.NOT_AVAILABLE, None)
+    assert requested_election(False, (1, 2, 3), state(2, (2, 1)), {2, 3}, everyone,
+                              EPOCH) == (Requested.NOT_AVAILABLE, None)
+
+
+def test_a_requested_unclean_election_acts_only_on_a_partition_without_a_live_leader() -> None:
+    assert requested_election(True, (1, 2), state(1, (1,)), {1, 2}, {1, 2},
+                              EPOCH) == (Requested.NOT_NEEDED, None)
+    # Leader 1 is gone and so is the whole ISR: the first eligible replica leads alone,
+    # whatever the topic's own unclean.leader.election.enable says.
+    assert requested_election(True, (1, 2, 3), state(NO_LEADER, (1,)), {3, 2}, {2, 3},
+                              EPOCH) == (Requested.ELECTED, PartitionState(2, 4, (2,), EPOCH, 5))
+    # An eligible ISR member is preferred to an unclean choice.
+    outcome, new = requested_election(True, (1, 2, 3), state(1, (1, 3)), {2, 3}, {2, 3}, EPOCH)
+    assert outcome is Requested.ELECTED and new is not None and new.leader == 3
+    assert requested_election(True, (1, 2), state(NO_LEADER, (1,)), {3}, {3},
+                              EPOCH) == (Requested.NOT_AVAILABLE, None)
 
 
 def test_reassignment_steps() -> None:

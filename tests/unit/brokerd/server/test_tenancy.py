@@ -137,6 +137,22 @@ def test_gates_answer_the_whole_request(api_key: int, body: dict[str, Any],
     assert denial is not None and denial["error_code"] == error
 
 
+def test_a_tenant_may_not_elect_leaders_and_sees_its_own_names_refused() -> None:
+    """Leadership is the service's: even a tenant allowed everything on its topics lacks
+    Alter on the cluster; each partition it named is refused under the name it sent, and
+    an election of every partition gets Kafka's empty list."""
+    guard = _guard(ApiKey.ELECT_LEADERS, _acl("All"))
+    denial = guard.admit({"election_type": 0, "timeout_ms": 1000, "topic_partitions": [
+        {"topic": "orders", "partitions": [0, 1]}]}, 2)
+    failed = int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    assert denial == {"throttle_time_ms": 0, "error_code": failed, "replica_election_results": [
+        {"topic": "orders", "partition_result": [
+            {"partition_id": p, "error_code": failed, "error_message": None} for p in (0, 1)]}]}
+    everything = _guard(ApiKey.ELECT_LEADERS).admit(
+        {"election_type": 1, "timeout_ms": 1000, "topic_partitions": None}, 2)
+    assert everything is not None and everything["replica_election_results"] == []
+
+
 def test_denied_offset_commit_answers_every_partition_with_client_names() -> None:
     body = {"group_id": "g", "topics": [{"name": "orders", "partitions": [
         {"partition_index": 0}, {"partition_index": 1}]}]}
