@@ -247,18 +247,22 @@ class Controller:
                 self.eligible_for((topic.name, partition), eligible), alive, self.epoch)[1]
 
         outcomes: dict[PartitionKey, tuple[election.Requested | None, int]] = {}
-        for name, partition in keys:
+        changes: dict[PartitionKey, PartitionState] = {}
+        previous: dict[PartitionKey, int] = {}
+        for key in keys:
+            name, partition = key
             topic = topics.get(name)
             state = topic.states.get(partition) if topic is not None else None
             if topic is None or state is None or partition not in topic.replicas:
-                outcomes[(name, partition)] = (None, -1)
+                outcomes[key] = (None, -1)
                 continue
             outcome, new = election.requested_election(
                 unclean, topic.replicas[partition], state,
-                self.eligible_for((name, partition), eligible), alive, self.epoch)
-            outcomes[(name, partition)] = (outcome, state.leader if new is None else new.leader)
-        self._apply([key for key, (outcome, _) in outcomes.items()
-                     if outcome is election.Requested.ELECTED], decide)
+                self.eligible_for(key, eligible), alive, self.epoch)
+            outcomes[key] = (outcome, state.leader if new is None else new.leader)
+            if new is not None:
+                changes[key], previous[key] = new, state.leader
+        self._write(changes, previous, decide)  # conflicts are decided again by ``decide``
         return outcomes
 
     # ---- reassignment -----------------------------------------------------------------
