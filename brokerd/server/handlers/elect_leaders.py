@@ -90,12 +90,16 @@ async def handle(broker: HandlerContext, request: Request[bodies.ElectLeadersReq
     body = request.body
     election_type = body["election_type"] if request.header.api_version >= 1 else PREFERRED
     named = _named(body)
-    every = named if named is not None else [
-        (name, partition) for name, topic in sorted(broker.cache.topics.items())
-        for partition in sorted(topic.replicas)]
+
+    def every() -> list[Key]:
+        """What an answer without the controller's outcomes lists."""
+        return named if named is not None else [
+            (name, partition) for name, topic in sorted(broker.cache.topics.items())
+            for partition in sorted(topic.replicas)]
+
     if election_type not in (PREFERRED, UNCLEAN):
         return _answer({key: (ErrorCode.INVALID_REQUEST, f"election type {election_type}")
-                        for key in every}, ErrorCode.INVALID_REQUEST)
+                        for key in every()}, ErrorCode.INVALID_REQUEST)
     deadline = time.monotonic() + max(body["timeout_ms"], 0) / 1000
     assert broker.coordinator is not None
     try:
@@ -103,9 +107,9 @@ async def handle(broker: HandlerContext, request: Request[bodies.ElectLeadersReq
             election_type == UNCLEAN, named,
             timeout=max(deadline - time.monotonic(), MIN_COORDINATION_TIMEOUT_S))
     except CoordinationUnavailableError as exc:
-        return _answer({key: (ErrorCode.REQUEST_TIMED_OUT, str(exc)) for key in every})
+        return _answer({key: (ErrorCode.REQUEST_TIMED_OUT, str(exc)) for key in every()})
     if decided is None:
-        return _answer({key: (ErrorCode.NOT_CONTROLLER, None) for key in every})
+        return _answer({key: (ErrorCode.NOT_CONTROLLER, None) for key in every()})
     elected = {key: leader for key, (outcome, leader) in decided.items()
                if outcome is Requested.ELECTED}
 
