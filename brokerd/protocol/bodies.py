@@ -1056,6 +1056,41 @@ class AlterConfigsResponse(TypedDict):
     responses: list[AlterConfigsResponseResponse]
 
 
+class DescribeLogDirsRequestTopic(TypedDict, total=False):
+    topic: str
+    partitions: list[int]
+
+
+class DescribeLogDirsRequest(TypedDict, total=False):
+    topics: list[DescribeLogDirsRequestTopic] | None
+
+
+class DescribeLogDirsResponsePartition(TypedDict):
+    partition_index: int
+    partition_size: int
+    offset_lag: int
+    is_future_key: bool
+
+
+class DescribeLogDirsResponseTopic(TypedDict):
+    name: str
+    partitions: list[DescribeLogDirsResponsePartition]
+
+
+class DescribeLogDirsResponseResult(TypedDict):
+    error_code: int
+    log_dir: str
+    topics: list[DescribeLogDirsResponseTopic]
+    total_bytes: NotRequired[int]
+    usable_bytes: NotRequired[int]
+
+
+class DescribeLogDirsResponse(TypedDict):
+    throttle_time_ms: int
+    error_code: NotRequired[int]
+    results: list[DescribeLogDirsResponseResult]
+
+
 class SaslAuthenticateRequest(TypedDict, total=False):
     auth_bytes: bytes
 

@@ -153,6 +153,12 @@ def test_a_tenant_may_not_elect_leaders_and_sees_its_own_names_refused() -> None
     assert everything is not None and everything["replica_election_results"] == []
 
 
+def test_a_tenant_may_not_describe_the_brokers_log_dirs() -> None:
+    denial = _guard(ApiKey.DESCRIBE_LOG_DIRS, _acl("All")).admit({"topics": None}, 4)
+    assert denial == {"throttle_time_ms": 0, "results": [],
+                      "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
+
+
 def test_denied_offset_commit_answers_every_partition_with_client_names() -> None:
     body = {"group_id": "g", "topics": [{"name": "orders", "partitions": [
         {"partition_index": 0}, {"partition_index": 1}]}]}
