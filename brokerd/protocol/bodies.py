@@ -1309,6 +1309,41 @@ class DescribeClusterResponse(TypedDict):
     cluster_authorized_operations: NotRequired[int]
 
 
+class DescribeProducersRequestTopic(TypedDict, total=False):
+    name: str
+    partition_indexes: list[int]
+
+
+class DescribeProducersRequest(TypedDict, total=False):
+    topics: list[DescribeProducersRequestTopic]
+
+
+class DescribeProducersResponseActiveProducer(TypedDict):
+    producer_id: int
+    producer_epoch: int
+    last_sequence: NotRequired[int]
+    last_timestamp: NotRequired[int]
+    coordinator_epoch: int
+    current_txn_start_offset: NotRequired[int]
+
+
+class DescribeProducersResponsePartition(TypedDict):
+    partition_index: int
+    error_code: int
+    error_message: NotRequired[str | None]
+    active_producers: list[DescribeProducersResponseActiveProducer]
+
+
+class DescribeProducersResponseTopic(TypedDict):
+    name: str
+    partitions: list[DescribeProducersResponsePartition]
+
+
+class DescribeProducersResponse(TypedDict):
+    throttle_time_ms: int
+    topics: list[DescribeProducersResponseTopic]
+
+
 class DescribeTransactionsRequest(TypedDict, total=False):
     transactional_ids: list[str]
 

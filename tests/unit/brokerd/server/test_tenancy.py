@@ -159,6 +159,22 @@ def test_a_tenant_may_not_describe_the_brokers_log_dirs() -> None:
                       "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
 
 
+def test_describe_producers_needs_read_on_each_topic_named() -> None:
+    guard = _guard(ApiKey.DESCRIBE_PRODUCERS, _acl("Read", name="acme.mine", pattern="literal"))
+    body: dict[str, Any] = {"topics": [{"name": "mine", "partition_indexes": [0]},
+                                       {"name": "theirs", "partition_indexes": [0]}]}
+    assert guard.admit(body, 0) is None
+    assert body["topics"][0]["name"] == "acme.mine"
+    assert body["topics"][1]["name"] != "acme.theirs"  # a sentinel: the handler finds nothing
+    answer: dict[str, Any] = {"throttle_time_ms": 0, "topics": [
+        {"name": topic["name"], "partitions": [
+            {"partition_index": 0, "error_code": 3, "error_message": None,
+             "active_producers": []}]} for topic in body["topics"]]}
+    guard.restore(answer)
+    assert [(t["name"], t["partitions"][0]["error_code"]) for t in answer["topics"]] == [
+        ("mine", 3), ("theirs", int(ErrorCode.TOPIC_AUTHORIZATION_FAILED))]
+
+
 def test_denied_offset_commit_answers_every_partition_with_client_names() -> None:
     body = {"group_id": "g", "topics": [{"name": "orders", "partitions": [
         {"partition_index": 0}, {"partition_index": 1}]}]}
