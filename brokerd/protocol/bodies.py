@@ -1200,6 +1200,35 @@ class IncrementalAlterConfigsResponse(TypedDict):
     responses: list[IncrementalAlterConfigsResponseResponse]
 
 
+class ListPartitionReassignmentsRequestTopic(TypedDict, total=False):
+    name: str
+    partition_indexes: list[int]
+
+
+class ListPartitionReassignmentsRequest(TypedDict, total=False):
+    timeout_ms: int
+    topics: list[ListPartitionReassignmentsRequestTopic] | None
+
+
+class ListPartitionReassignmentsResponsePartition(TypedDict):
+    partition_index: int
+    replicas: list[int]
+    adding_replicas: list[int]
+    removing_replicas: list[int]
+
+
+class ListPartitionReassignmentsResponseTopic(TypedDict):
+    name: str
+    partitions: list[ListPartitionReassignmentsResponsePartition]
+
+
+class ListPartitionReassignmentsResponse(TypedDict):
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    topics: list[ListPartitionReassignmentsResponseTopic]
+
+
 class OffsetDeleteRequestPartition(TypedDict, total=False):
     partition_index: int
 

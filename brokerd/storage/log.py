@@ -143,10 +143,6 @@ class Log:
     def producer_state(self, producer_id: int) -> ProducerEntry | None:
         return self._producers.producer(producer_id)
 
-    def active_producers(self) -> list[ProducerEntry]:
-        """The producers whose state this partition keeps (DescribeProducers)."""
-        return self._producers.producers()
-
     @property
     def truncation_count(self) -> int:
         """How many times :meth:`truncate_to` rewrote the tail (the cleaner's checkpoint

@@ -52,10 +52,6 @@ class LogProducers:
     def producer(self, producer_id: int) -> ProducerEntry | None:
         return self._state.producers.get(producer_id)
 
-    def producers(self) -> list[ProducerEntry]:
-        """Every producer the partition remembers, in producer id order."""
-        return [self._state.producers[pid] for pid in sorted(self._state.producers)]
-
     def last_offsets(self) -> dict[int, int]:
         """Producer id -> last offset of its newest batch."""
         return {pid: entry.last_offset for pid, entry in self._state.producers.items()}

@@ -40,13 +40,16 @@ def _partition(broker: HandlerContext, topic: str, index: int
     if hosted is None:
         return {"partition_index": index, "error_code": int(error), "error_message": None,
                 "active_producers": []}
+    log = hosted.log
+    kept = [entry for entry in map(log.producer_state, sorted(log.producer_last_offsets()))
+            if entry is not None]
     return {"partition_index": index, "error_code": 0, "error_message": None,
             "active_producers": [
                 {"producer_id": entry.producer_id, "producer_epoch": entry.epoch,
                  "last_sequence": -1 if entry.last_seq is None else entry.last_seq,
                  "last_timestamp": entry.last_timestamp, "coordinator_epoch": NOT_KEPT,
                  "current_txn_start_offset": entry.current_txn_first_offset}
-                for entry in hosted.log.active_producers()]}
+                for entry in kept]}
 
 
 async def handle(broker: HandlerContext, request: Request[bodies.DescribeProducersRequest]

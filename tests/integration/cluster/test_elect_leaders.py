@@ -1,7 +1,8 @@
 """ElectLeaders through confluent-kafka's AdminClient (``elect_leaders``, what
 ``kafka-leader-election`` sends) against three real brokers: a preferred election moves
 leadership back after a failover, a repeated or needless one says why, an unknown
-partition is named, and a broker that is not the controller sends the client on."""
+partition is named, and a broker that is not the controller sends the client on (for
+ListPartitionReassignments too)."""
 
 from __future__ import annotations
 
@@ -94,8 +95,11 @@ def test_a_broker_that_is_not_the_controller_sends_the_client_on(cluster: Cluste
         answer = client.request(ApiKey.ELECT_LEADERS, 2, {
             "election_type": 0, "timeout_ms": 5_000,
             "topic_partitions": [{"topic": TOPIC, "partitions": [0]}]})
+        listing = client.request(ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, {
+            "timeout_ms": 5_000, "topics": None})
     finally:
         client.close()
+    assert (listing["error_code"], listing["topics"]) == (int(ErrorCode.NOT_CONTROLLER), [])
     assert answer["error_code"] == 0
     assert answer["replica_election_results"] == [{"topic": TOPIC, "partition_result": [
         {"partition_id": 0, "error_code": int(ErrorCode.NOT_CONTROLLER), "error_message": None}]}]

@@ -153,9 +153,13 @@ def test_a_tenant_may_not_elect_leaders_and_sees_its_own_names_refused() -> None
     assert everything is not None and everything["replica_election_results"] == []
 
 
-def test_a_tenant_may_not_describe_the_brokers_log_dirs() -> None:
+def test_a_tenant_may_not_describe_the_brokers_log_dirs_or_reassignments() -> None:
     denial = _guard(ApiKey.DESCRIBE_LOG_DIRS, _acl("All")).admit({"topics": None}, 4)
     assert denial == {"throttle_time_ms": 0, "results": [],
+                      "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
+    denial = _guard(ApiKey.LIST_PARTITION_REASSIGNMENTS, _acl("All")).admit(
+        {"timeout_ms": 1000, "topics": [{"name": "orders", "partition_indexes": [0]}]}, 0)
+    assert denial == {"throttle_time_ms": 0, "error_message": None, "topics": [],
                       "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
 
 
