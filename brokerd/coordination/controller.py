@@ -43,6 +43,9 @@ log = logging.getLogger(__name__)
 # more rounds than this means something keeps racing us: the next event retries.
 MAX_ROUNDS = 5
 Decide = Callable[[TopicMetadata, int, PartitionState], PartitionState | None]
+# ElectLeaders: each partition's outcome (None: no such partition) and the leader it has
+# once the election is written.
+ElectionOutcomes = dict[PartitionKey, tuple[election.Requested | None, int]]
 # A repair moving at least this many leaders logs how long its leader batch took.
 LOGGED_BATCH = 100
 # (controller epoch, [(a topic's fresh metadata, the states this controller just wrote in
@@ -229,7 +232,7 @@ class Controller:
         return moved
 
     def elect_requested(self, unclean: bool, keys: list[PartitionKey] | None
-                        ) -> dict[PartitionKey, tuple[election.Requested | None, int]] | None:
+                        ) -> ElectionOutcomes | None:
         """An ElectLeaders request (None: every partition): each partition's outcome
         (None: no such partition) and the leader it should now have, once written.  None
         when this broker is not the active controller."""
@@ -246,7 +249,7 @@ class Controller:
                 unclean, topic.replicas[partition], state,
                 self.eligible_for((topic.name, partition), eligible), alive, self.epoch)[1]
 
-        outcomes: dict[PartitionKey, tuple[election.Requested | None, int]] = {}
+        outcomes: ElectionOutcomes = {}
         changes: dict[PartitionKey, PartitionState] = {}
         previous: dict[PartitionKey, int] = {}
         for key in keys:

@@ -24,6 +24,12 @@ def reconnect_policy() -> KazooRetry:
                       max_delay=RECONNECT_MAX_DELAY_S)
 
 
+def split_connect(connect: str) -> tuple[str, str]:
+    """``h1:2181,h2:2181/chroot`` -> (hosts, "/chroot") (chroot "" when absent)."""
+    hosts, slash, chroot = connect.partition("/")
+    return hosts, (slash + chroot).rstrip("/")
+
+
 def new_client(hosts: str, session_timeout_s: float) -> KazooClient:
     """A broker's kazoo client (not started): its own session, the reconnect policy above
     and the polling handler (``zk_handler``)."""

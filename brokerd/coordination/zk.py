@@ -52,17 +52,15 @@ from kazoo.recipe.watchers import ChildrenWatch
 from brokerd.coordination import security_writes, state_feed, writes, znodes
 from brokerd.coordination.admin_watch import BrokerConfigWatch, watch_admin_requests
 from brokerd.coordination.broker_watch import LiveBroker, bounced, read_live_brokers
-from brokerd.coordination.controller import Controller
+from brokerd.coordination.controller import Controller, ElectionOutcomes
 from brokerd.coordination.dirty_topics import DirtyTopics
-from brokerd.coordination.election import Requested
 from brokerd.coordination.isr_writes import IsrRequest, IsrWriter
 from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
-from brokerd.coordination.reconnect import new_client
+from brokerd.coordination.reconnect import new_client, split_connect
 from brokerd.coordination.security_watch import SecurityEvents, SecurityWatch
 from brokerd.coordination.state_watch import StateWatch
 from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
 from brokerd.coordination.write_session import WriteSession
-from brokerd.coordination.writes import PartitionKey
 from brokerd.coordination.zk_await import CoordinationUnavailableError, await_zk_work
 from brokerd.coordination.znodes import (
     BrokerRegistration,
@@ -102,12 +100,6 @@ class CoordinationEvents(Protocol):
     def broker_config_changed(self, default: dict[str, str], own: dict[str, str]) -> None:
         """Dynamic broker config: ``/config/brokers/<default>`` and
         ``/config/brokers/<this id>``; posted once at start and on every change."""
-
-
-def split_connect(connect: str) -> tuple[str, str]:
-    """``h1:2181,h2:2181/chroot`` -> (hosts, "/chroot") (chroot "" when absent)."""
-    hosts, slash, chroot = connect.partition("/")
-    return hosts, (slash + chroot).rstrip("/")
 
 
 class ZkCoordinator:
@@ -525,11 +517,9 @@ class ZkCoordinator:
         Raises :class:`TopicNotFoundError`."""
         await self._run(writes.add_partitions, self._client, name, replicas)
 
-    async def elect_leaders(self, unclean: bool, keys: list[PartitionKey] | None, timeout: float
-                            ) -> dict[PartitionKey, tuple[Requested | None, int]] | None:
-        """ElectLeaders on this broker's controller (see :meth:`Controller.elect_requested`;
-        None: this broker is not the controller).  Raises
-        :class:`CoordinationUnavailableError` after ``timeout``."""
+    async def elect_leaders(self, unclean: bool, keys: list[writes.PartitionKey] | None,
+                            timeout: float) -> ElectionOutcomes | None:
+        """:meth:`Controller.elect_requested` on the ZooKeeper thread."""
         return await self._run(self._controller.elect_requested, unclean, keys, timeout=timeout)
 
     async def set_topic_config(self, name: str, config: dict[str, str]) -> None:

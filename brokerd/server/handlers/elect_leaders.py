@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from brokerd.coordination.election import Requested
+from brokerd.coordination.zk import OPERATION_TIMEOUT_S
 from brokerd.coordination.zk_await import CoordinationUnavailableError
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.security import AclOperation as Op
@@ -37,8 +38,6 @@ if TYPE_CHECKING:
 API_KEY = ApiKey.ELECT_LEADERS
 MIN_VERSION, MAX_VERSION = 0, 2
 PREFERRED, UNCLEAN = 0, 1
-# How long the controller's ZooKeeper work may queue when the request allows less.
-MIN_COORDINATION_TIMEOUT_S = 10.0
 
 Key = tuple[str, int]
 Outcome = tuple[ErrorCode, str | None]
@@ -105,7 +104,8 @@ async def handle(broker: HandlerContext, request: Request[bodies.ElectLeadersReq
     try:
         decided = await broker.coordinator.elect_leaders(
             election_type == UNCLEAN, named,
-            timeout=max(deadline - time.monotonic(), MIN_COORDINATION_TIMEOUT_S))
+            # The write may queue behind other ZooKeeper work: at least the usual timeout.
+            timeout=max(deadline - time.monotonic(), OPERATION_TIMEOUT_S))
     except CoordinationUnavailableError as exc:
         return _answer({key: (ErrorCode.REQUEST_TIMED_OUT, str(exc)) for key in every()})
     if decided is None:

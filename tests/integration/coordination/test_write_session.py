@@ -10,10 +10,10 @@ from kazoo.client import KazooClient
 
 from brokerd.coordination import writes, znodes
 from brokerd.coordination.controller import Controller
+from brokerd.coordination.reconnect import split_connect
 from brokerd.coordination.state_watch import StateWatch
 from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
 from brokerd.coordination.write_session import WriteSession
-from brokerd.coordination.zk import split_connect
 from brokerd.coordination.znodes import PartitionState, TopicAssignment
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from brokerd.coordination import znodes
 from brokerd.coordination.assignment import AssignmentError, assign_replicas, initial_state
-from brokerd.coordination.zk import split_connect
+from brokerd.coordination.reconnect import split_connect
 
 
 def test_topic_id_is_kafka_base64url_without_padding() -> None:
