@@ -9,6 +9,7 @@ from decimal import Decimal
 
 import pytest
 from django.utils import timezone
+from kazoo.exceptions import NoNodeError
 from rest_framework.test import APIClient
 
 from dashboard.budget_alerts import check_all
@@ -144,7 +145,11 @@ def test_budget_alerts_at_thresholds_and_its_cap_lowers_then_restores_quotas(  #
         "budget:50", "budget:80"]
 
     def config(path: str) -> dict | None:
-        return json.loads(zk.get(path)[0])["config"] if zk.exists(path) else None
+        # One read, not exists-then-get: the node may be deleted between the two.
+        try:
+            return json.loads(zk.get(path)[0])["config"]
+        except NoNodeError:
+            return None
 
     # Budget lowered below the spend: the cap lowers every service account's byte rates.
     assert api.put("/api/v1/tenants/acme/budget/", {"amount": "10.00", "cap_byte_rate": 1024},
