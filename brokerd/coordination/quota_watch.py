@@ -37,6 +37,7 @@ from typing import Protocol
 
 from kazoo.client import KazooClient
 
+from brokerd.coordination.reconnect import until_reconnected
 from brokerd.coordination.security_watch import USERS, Post, SecurityWatch, Submit
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ class QuotaWatch:
         watch per path, dropped on deletion) this reuses.  Users' ``clients`` nodes are
         found through :meth:`user_node`, which the security watch calls for every user."""
         self._nodes = nodes
-        self._client.ensure_path(CLIENTS)
+        until_reconnected()(self._client.ensure_path, CLIENTS)
         nodes.watch_children(CLIENTS, lambda client_id: self._entity_node(
             f"{CLIENTS_SEGMENT}/{client_id}"))
 

@@ -42,6 +42,8 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
+from brokerd.coordination.reconnect import until_reconnected
+
 log = logging.getLogger(__name__)
 
 USERS = "/config/users"
@@ -98,15 +100,7 @@ class SecurityWatch:
         self._seen_changes: dict[str, dict[str, int]] = {CONFIG_CHANGES: {}, ACL_CHANGES: {}}
 
     def start(self) -> None:
-        for path in (USERS, CONFIG_CHANGES, ACL_CHANGES, TENANTS,
-                     *(f"{ACLS}/{pattern}" for pattern in ACL_PATTERN_TYPES)):
-            self._client.ensure_path(path)
-        # Notifications present at start are history: everything is read afresh below.
-        for path, seen in self._seen_changes.items():
-            for child in self._client.get_children(path):
-                stat = self._client.exists(f"{path}/{child}")
-                if stat is not None:
-                    seen[child] = int(stat.ctime)
+        until_reconnected()(self._prepare)
         self.watch_children(USERS, self._user_node)
         self.watch_children(TENANTS, self._tenant_node)
         for pattern in ACL_PATTERN_TYPES:
@@ -115,6 +109,18 @@ class SecurityWatch:
                       lambda children: self._submit(self._on_config_changes, children))
         ChildrenWatch(self._client, ACL_CHANGES,
                       lambda children: self._submit(self._on_acl_changes, children))
+
+    def _prepare(self) -> None:
+        """Create the watched paths and note the notifications present at start: they are
+        history, as everything is read afresh by the watches."""
+        for path in (USERS, CONFIG_CHANGES, ACL_CHANGES, TENANTS,
+                     *(f"{ACLS}/{pattern}" for pattern in ACL_PATTERN_TYPES)):
+            self._client.ensure_path(path)
+        for path, seen in self._seen_changes.items():
+            for child in self._client.get_children(path):
+                stat = self._client.exists(f"{path}/{child}")
+                if stat is not None:
+                    seen[child] = int(stat.ctime)
 
     # ---- data watches -------------------------------------------------------------------
 

@@ -56,7 +56,7 @@ from brokerd.coordination.controller import Controller, ElectionOutcomes
 from brokerd.coordination.dirty_topics import DirtyTopics
 from brokerd.coordination.isr_writes import IsrRequest, IsrWriter
 from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
-from brokerd.coordination.reconnect import new_client, split_connect
+from brokerd.coordination.reconnect import new_client, split_connect, until_reconnected
 from brokerd.coordination.security_watch import SecurityEvents, SecurityWatch
 from brokerd.coordination.state_watch import StateWatch
 from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
@@ -173,27 +173,31 @@ class ZkCoordinator:
                 self._rebalance_interval_s))
 
     def _start_sync(self, timeout: float) -> None:
+        """Each step is repeated after a connection loss (:func:`until_reconnected`); the
+        state listener comes first, so watches armed before a blip are armed again."""
         self._client.start(timeout=timeout)
+        self._client.add_listener(self._on_state)
+        retried = until_reconnected()
         if self._chroot:
             # kazoo does not create the chroot; Kafka does, so operators may omit it.
-            self._client.ensure_path(self._chroot)
+            retried(self._client.ensure_path, self._chroot)
             self._client.chroot = self._chroot
         for path in (znodes.BROKER_IDS, znodes.TOPICS, znodes.TOPIC_CONFIGS,
                      znodes.DELETE_TOPICS, znodes.CONTROLLED_SHUTDOWN,
                      znodes.LOG_DIR_EVENT_NOTIFICATION):
-            self._client.ensure_path(path)
-        self.cluster_id = writes.read_or_create_cluster_id(self._client)
-        self._register_sync()
-        self._client.add_listener(self._on_state)
-        self._refresh_brokers_sync()  # arms the /brokers/ids watch
-        self._watch_topics_sync(read_all=False)  # with the state watch, before any read
+            retried(self._client.ensure_path, path)
+        self.cluster_id = retried(writes.read_or_create_cluster_id, self._client)
+        retried(self._register_sync)
+        retried(self._refresh_brokers_sync)  # arms the /brokers/ids watch
+        retried(self._watch_topics_sync, False)  # with the state watch, before any read
+        # kazoo's recipes repeat their own reads until connected.
         ChildrenWatch(self._client, znodes.DELETE_TOPICS, self._on_delete_requests)
         ChildrenWatch(self._client, znodes.CONTROLLED_SHUTDOWN, self._on_shutdown_requests)
         ChildrenWatch(self._client, znodes.LOG_DIR_EVENT_NOTIFICATION, self._on_log_dir_events)
         watch_admin_requests(self._client, self._submit, self._controller.reassign,
                              self._controller.elect_preferred)
         self._broker_configs.start()
-        self._elect_sync()
+        retried(self._elect_sync)
 
     async def watch_security(self, events: SecurityEvents,
                              quota_events: QuotaEvents | None = None) -> None:
@@ -217,7 +221,7 @@ class ZkCoordinator:
         """Post the children of ``/client-certs/revoked`` (revoked client-certificate serials,
         written by the control plane) to ``revoked`` on the loop, now and on every change."""
         def start() -> None:
-            self._client.ensure_path(znodes.REVOKED_CLIENT_CERTS)
+            until_reconnected()(self._client.ensure_path, znodes.REVOKED_CLIENT_CERTS)
             ChildrenWatch(self._client, znodes.REVOKED_CLIENT_CERTS,
                           lambda children: self._post(revoked, list(children)))
 
@@ -342,27 +346,27 @@ class ZkCoordinator:
             time.sleep(0.2)
 
     def _elect_sync(self) -> None:
-        """Run for controller (unless leaving), then watch ``/controller``.  A broker that
-        wins fences its predecessor by bumping ``/controller_epoch``."""
+        """Run for controller (unless leaving), then watch ``/controller``.  Winning is read
+        from the node's owner, not from the create's answer, which a connection loss can
+        take after the create took effect (Kafka's checked ephemeral create): the broker
+        would otherwise be named controller with nobody doing the work.  The winner fences
+        its predecessor by bumping ``/controller_epoch``."""
         if not self._leaving:
-            now_ms = int(self._clock() * 1000)
-            try:
+            with contextlib.suppress(NodeExistsError):
                 self._client.create(znodes.CONTROLLER, znodes.encode_controller(
-                    self.broker_id, now_ms), ephemeral=True)
-                self.controller_epoch, epoch_version = writes.bump_controller_epoch(
-                    self._client)
-                self.controller_id = self.broker_id
-                self._controller.activate(self.controller_epoch, epoch_version)
-                log.info("broker %d is the controller (epoch %d)", self.broker_id,
-                         self.controller_epoch)
-            except NodeExistsError:
-                pass
+                    self.broker_id, int(self._clock() * 1000)), ephemeral=True)
         try:
-            data, _ = self._client.get(znodes.CONTROLLER, watch=self._on_controller_event)
-            self.controller_id = znodes.decode_controller(data)
+            data, stat = self._client.get(znodes.CONTROLLER, watch=self._on_controller_event)
         except NoNodeError:
             self._submit(self._elect_sync)  # vanished between create and get: try again
             return
+        self.controller_id = znodes.decode_controller(data)
+        ours = stat.ephemeralOwner == self._client.client_id[0]
+        if ours and not self._controller.active and not self._leaving:
+            self.controller_epoch, epoch_version = writes.bump_controller_epoch(self._client)
+            self._controller.activate(self.controller_epoch, epoch_version)
+            log.info("broker %d is the controller (epoch %d)", self.broker_id,
+                     self.controller_epoch)
         self._controller.active = self._controller.active and self.is_controller
         self._post(self._events.controller_changed, self.controller_id)
         if self._controller.active:
