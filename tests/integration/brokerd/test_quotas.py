@@ -39,6 +39,7 @@ class ByteSampler:
     def __init__(self, broker: BrokerProcess, name: str, topic: str,
                  interval_s: float = 0.25) -> None:
         self.samples: list[tuple[float, float]] = []
+        self.missed: list[str] = []  # scrapes that failed
         self._read = lambda: counter(broker.metrics_port, name, topic=topic)
         self._interval_s = interval_s
         self._stop = threading.Event()
@@ -54,8 +55,14 @@ class ByteSampler:
         self._thread.join()
 
     def _run(self) -> None:
+        """A scrape that fails (its 5 s timeout on a loaded machine) is counted and the
+        sampling goes on: an exception here used to end the thread silently, and a run
+        with 2 samples failed as if the counter had not moved."""
         while not self._stop.is_set():
-            self.samples.append((time.monotonic() - self.started, self._read()))
+            try:
+                self.samples.append((time.monotonic() - self.started, self._read()))
+            except OSError as exc:
+                self.missed.append(repr(exc))
             self._stop.wait(self._interval_s)
 
     def rate(self, start_s: float, end_s: float = float("inf")) -> float:
@@ -70,7 +77,8 @@ class ByteSampler:
         client's own timeline, whatever its connection set-up and shutdown take."""
         moved = [at for (_, previous), (at, value) in itertools.pairwise(self.samples)
                  if value > previous]
-        assert moved, f"the broker's counter never moved in {len(self.samples)} samples"
+        assert moved, (f"the broker's counter never moved in {len(self.samples)} samples "
+                       f"({len(self.missed)} scrapes failed: {self.missed[:3]})")
         return self.rate(moved[0] + settle_s, moved[-1])
 
 
