@@ -1,6 +1,7 @@
 """The controller's ZooKeeper work: leader election after broker loss, controlled
 shutdown, preferred-leader election, elections an admin asks for (ElectLeaders),
-reassignment, first leadership of new partitions.
+reassignment (and its replacement or cancellation, AlterPartitionReassignments), first
+leadership of new partitions.
 
 How it decides: from the coordinator's :class:`TopicCache` (every broker keeps one, so a
 newly elected controller starts with a full picture), with the pure rules of
@@ -46,6 +47,7 @@ Decide = Callable[[TopicMetadata, int, PartitionState], PartitionState | None]
 # ElectLeaders: each partition's outcome (None: no such partition) and the leader it has
 # once the election is written.
 ElectionOutcomes = dict[PartitionKey, tuple[election.Requested | None, int]]
+AlterOutcomes = dict[PartitionKey, election.Altered]
 # A repair moving at least this many leaders logs how long its leader batch took.
 LOGGED_BATCH = 100
 # (controller epoch, [(a topic's fresh metadata, the states this controller just wrote in
@@ -316,6 +318,93 @@ class Controller:
                 return done
             self._cache.read(name, {ASSIGNMENT})
         return set()
+
+    def alter_reassignments(self, targets: dict[PartitionKey, tuple[int, ...] | None],
+                            keep_replication_factor: bool) -> AlterOutcomes | None:
+        """An AlterPartitionReassignments request (KIP-455): each partition's new target,
+        which replaces a reassignment in progress, or None to cancel one; the outcome per
+        partition (absent: the assignment kept changing under us).  None when this broker
+        is not the active controller.  States are written before assignments, so ISR and
+        leadership stay within what each partition keeps and no broker leads a replica it
+        no longer hosts; requests of ``/admin/reassign_partitions`` for the same
+        partitions are superseded."""
+        if not self.active:
+            return None
+        by_topic: dict[str, dict[int, tuple[int, ...] | None]] = {}
+        for (name, partition), target in targets.items():
+            by_topic.setdefault(name, {})[partition] = target
+        outcomes: AlterOutcomes = {}
+        for name, wanted in by_topic.items():
+            outcomes.update({(name, p): outcome for p, outcome in
+                             self._alter_topic(name, wanted, keep_replication_factor).items()})
+        return outcomes
+
+    def _alter_topic(self, name: str, wanted: dict[int, tuple[int, ...] | None],
+                     keep_replication_factor: bool) -> dict[int, election.Altered]:
+        eligible = self.eligible
+        for _ in range(MAX_ROUNDS):
+            assignment, topic = self._cache.assignment(name), self._cache.topics.get(name)
+            if assignment is None or topic is None:
+                return dict.fromkeys(wanted, election.Altered.NO_SUCH_PARTITION)
+            replicas, adding, removing = (dict(assignment.replicas), dict(assignment.adding),
+                                          dict(assignment.removing))
+            outcomes = {p: self._alter_partition(
+                (name, p), target, replicas, adding, removing, topic.states.get(p), eligible,
+                keep_replication_factor) for p, target in wanted.items()}
+            started = [p for p, outcome in outcomes.items()
+                       if outcome is election.Altered.STARTED]
+            updated = znodes.TopicAssignment(assignment.topic_id, replicas, adding, removing)
+            if updated == assignment or self._write_altered(name, updated, started, eligible):
+                return outcomes
+            self._cache.read(name, {ASSIGNMENT})
+        return {}
+
+    def _write_altered(self, name: str, updated: znodes.TopicAssignment, started: list[int],
+                       eligible: set[int]) -> bool:
+        """The states within the altered assignment, then the assignment itself (False on
+        a conflicting assignment write)."""
+        def decide(topic: TopicMetadata, partition: int,
+                   state: PartitionState) -> PartitionState | None:
+            return election.state_within(
+                updated.replicas[partition], state,
+                self.eligible_for((name, partition), eligible), self.epoch)[1]
+        self._apply([(name, p) for p in started], decide)
+        if not self._write_assignment(name, updated):
+            return False
+        writes.remove_requests(self._client, znodes.REASSIGN_PARTITIONS,
+                               {(name, p) for p in started})
+        self._advance_reassignments([name])
+        return True
+
+    def _alter_partition(self, key: PartitionKey, target: tuple[int, ...] | None,
+                         replicas: dict[int, tuple[int, ...]],
+                         adding: dict[int, tuple[int, ...]], removing: dict[int, tuple[int, ...]],
+                         state: PartitionState | None, eligible: set[int],
+                         keep_replication_factor: bool) -> election.Altered:
+        """Decide one partition and, when it starts, update the three maps in place."""
+        partition = key[1]
+        if partition not in replicas:
+            return election.Altered.NO_SUCH_PARTITION
+        if target is not None and election.invalid_target(target, self.live):
+            return election.Altered.INVALID_REPLICAS
+        altered = election.altered_reassignment(
+            replicas[partition], adding.get(partition, ()), removing.get(partition, ()), target)
+        if altered is None:
+            return election.Altered.NOTHING_TO_CANCEL
+        union, added, removed = altered
+        original_size = len(union) - len(added)
+        if target is not None and keep_replication_factor and len(target) != original_size:
+            return election.Altered.REPLICATION_FACTOR_CHANGED
+        if state is not None and not election.state_within(
+                union, state, self.eligible_for(key, eligible), self.epoch)[0]:
+            return election.Altered.NO_LEADER_WITHIN
+        replicas[partition] = union
+        for progress, brokers in ((adding, added), (removing, removed)):
+            if brokers:
+                progress[partition] = brokers
+            else:
+                progress.pop(partition, None)
+        return election.Altered.STARTED
 
     def _reassigning(self, name: str) -> bool:
         topic = self._cache.topics.get(name)

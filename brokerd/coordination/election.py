@@ -148,3 +148,57 @@ def _lead(state: PartitionState, leader: int, isr: tuple[int, ...],
           controller_epoch: int) -> PartitionState:
     return PartitionState(leader, state.leader_epoch + 1, isr, controller_epoch,
                           state.zk_version)
+
+
+class Altered(enum.Enum):
+    """What an AlterPartitionReassignments request did to one partition (KIP-455)."""
+
+    STARTED = enum.auto()  # a new target is written (or a cancellation is)
+    NO_SUCH_PARTITION = enum.auto()
+    NOTHING_TO_CANCEL = enum.auto()
+    INVALID_REPLICAS = enum.auto()  # empty, repeated, or not live brokers
+    REPLICATION_FACTOR_CHANGED = enum.auto()  # refused when the request forbids it (v1)
+    NO_LEADER_WITHIN = enum.auto()  # the leader is dropped and no replica kept can take over
+
+
+def altered_reassignment(
+    replicas: Sequence[int], adding: Sequence[int], removing: Sequence[int],
+    target: Sequence[int] | None,
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+    """(replicas, adding, removing) after a new ``target`` or, for None, a cancellation.
+
+    The original replicas are the assignment without those being added.  A new target
+    replaces any reassignment in progress (its new replicas outside the new target are
+    dropped, Kafka's rule); a cancellation goes back to the original replicas.  None:
+    a cancellation with nothing in progress."""
+    original = tuple(b for b in replicas if b not in adding)
+    if target is None:
+        return (original, (), ()) if adding or removing else None
+    return reassignment_replicas(original, target)
+
+
+def invalid_target(target: Sequence[int], live: set[int]) -> str | None:
+    """Why a requested replica list is refused (INVALID_REPLICA_ASSIGNMENT), or None."""
+    if not target:
+        return "empty replica list"
+    if len(set(target)) != len(target):
+        return f"duplicate broker ids in {list(target)}"
+    missing = sorted(set(target) - live)
+    return f"brokers {missing} are not registered" if missing else None
+
+
+def state_within(
+    replicas: Sequence[int], state: PartitionState, eligible: set[int], controller_epoch: int
+) -> tuple[bool, PartitionState | None]:
+    """Keep a partition's state within a reduced assignment (replicas dropped by a
+    replaced or cancelled reassignment): ISR := ISR ∩ replicas, and leadership moves to
+    the first eligible in-sync replica kept when the leader is dropped.  (possible, next
+    state); not possible when the leader is dropped and no replica kept can lead."""
+    isr = tuple(b for b in state.isr if b in replicas)
+    if state.leader in replicas or state.leader == NO_LEADER:
+        return True, (None if isr == state.isr
+                      else dataclasses.replace(state, isr=isr, controller_epoch=controller_epoch))
+    leaders = [b for b in replicas if b in eligible and b in isr]
+    if not leaders:
+        return False, None
+    return True, _lead(state, leaders[0], isr, controller_epoch)

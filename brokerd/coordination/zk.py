@@ -52,7 +52,7 @@ from kazoo.recipe.watchers import ChildrenWatch
 from brokerd.coordination import security_writes, state_feed, writes, znodes
 from brokerd.coordination.admin_watch import BrokerConfigWatch, watch_admin_requests
 from brokerd.coordination.broker_watch import LiveBroker, bounced, read_live_brokers
-from brokerd.coordination.controller import Controller, ElectionOutcomes
+from brokerd.coordination.controller import AlterOutcomes, Controller, ElectionOutcomes
 from brokerd.coordination.dirty_topics import DirtyTopics
 from brokerd.coordination.isr_writes import IsrRequest, IsrWriter
 from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
@@ -297,11 +297,10 @@ class ZkCoordinator:
             self._submit(self._rewatch_sync)
 
     def _rewatch_sync(self) -> None:
-        """The connection came back within the session.  kazoo dropped every one-shot
-        watch when it went (it fires them once with a NONE event and does not restore them
-        on reconnect), so the topic watches are armed again by reading every topic afresh,
-        and ``/controller``'s by running for controller again; changes made meanwhile
-        arrive with the reads.  (kazoo's recipes re-arm their own watches.)"""
+        """The connection came back within the session.  kazoo dropped every one-shot watch
+        (firing each once with a NONE event), so every topic is read afresh, re-arming its
+        watch, and ``/controller``'s by running again; changes made meanwhile arrive with
+        the reads.  (kazoo's recipes re-arm their own watches.)"""
         log.warning("ZooKeeper connection is back: re-reading topics to re-arm their watches")
         self._topics.forget_all()
         self._watch_topics_sync(read_all=True)
@@ -347,9 +346,8 @@ class ZkCoordinator:
 
     def _elect_sync(self) -> None:
         """Run for controller (unless leaving), then watch ``/controller``.  Winning is read
-        from the node's owner, not from the create's answer, which a connection loss can
-        take after the create took effect (Kafka's checked ephemeral create): the broker
-        would otherwise be named controller with nobody doing the work.  The winner fences
+        from the node's owner, not the create's answer, which a connection loss can take
+        after the create took effect (Kafka's checked ephemeral create).  The winner fences
         its predecessor by bumping ``/controller_epoch``."""
         if not self._leaving:
             with contextlib.suppress(NodeExistsError):
@@ -526,13 +524,17 @@ class ZkCoordinator:
         """:meth:`Controller.elect_requested` on the ZooKeeper thread."""
         return await self._run(self._controller.elect_requested, unclean, keys, timeout=timeout)
 
+    async def alter_reassignments(self, targets: dict[writes.PartitionKey, tuple[int, ...] | None],
+                                  keep_factor: bool) -> AlterOutcomes | None:
+        """:meth:`Controller.alter_reassignments` on the ZooKeeper thread."""
+        return await self._run(self._controller.alter_reassignments, targets, keep_factor)
+
     async def set_topic_config(self, name: str, config: dict[str, str]) -> None:
         await self._run(writes.set_or_create, self._client, znodes.topic_config_path(name),
                         znodes.encode_topic_config(config))
 
     async def set_broker_config(self, entity: str, config: dict[str, str]) -> None:
-        """Write ``/config/brokers/<entity>`` (an id or ``<default>``) and announce it under
-        ``/config/changes`` as Kafka does (brokers here also data-watch the node)."""
+        """Write ``/config/brokers/<entity>`` (an id or ``<default>``), announced as Kafka does."""
         await self._run(writes.set_config_and_notify, self._client,
                         znodes.broker_config_path(entity), znodes.encode_topic_config(config),
                         f"brokers/{entity}")
@@ -556,18 +558,14 @@ class ZkCoordinator:
         try:
             await self._run(writes.request_controlled_shutdown, self._client, self.broker_id,
                             timeout=timeout_s)
-            # The poll reads beside the ZooKeeper thread: while the controller moves the
-            # leaderships, that thread re-reads every partition state whose watch fired
-            # (10,000 for a broker that led 10,000), and a poll queued behind them saw
-            # the result 14-16 s after the controller wrote it.
+            # Polled beside the ZooKeeper thread, which re-reads every partition state moved
+            # (10,000 for a broker that led 10,000): a poll queued behind them was 14-16 s late.
             while loop.time() < deadline:
                 remaining = await await_zk_work(_BESIDE_THE_QUEUE.submit(
                     writes.controlled_shutdown_result, self._client, self.broker_id),
                     max(0.1, deadline - loop.time()))
                 if remaining is not None:
-                    # Only a controller has a role to hand on; anyone else would wait in
-                    # that same queue for _resign_sync to find nothing to do.
-                    if self.is_controller:
+                    if self.is_controller:  # (others would queue for nothing to do)
                         await self._run(self._resign_sync,
                                         timeout=max(0.1, deadline - loop.time()))
                     return remaining == 0

@@ -1200,6 +1200,41 @@ class IncrementalAlterConfigsResponse(TypedDict):
     responses: list[IncrementalAlterConfigsResponseResponse]
 
 
+class AlterPartitionReassignmentsRequestPartition(TypedDict, total=False):
+    partition_index: int
+    replicas: list[int] | None
+
+
+class AlterPartitionReassignmentsRequestTopic(TypedDict, total=False):
+    name: str
+    partitions: list[AlterPartitionReassignmentsRequestPartition]
+
+
+class AlterPartitionReassignmentsRequest(TypedDict, total=False):
+    timeout_ms: int
+    allow_replication_factor_change: bool
+    topics: list[AlterPartitionReassignmentsRequestTopic]
+
+
+class AlterPartitionReassignmentsResponsePartition(TypedDict):
+    partition_index: int
+    error_code: int
+    error_message: str | None
+
+
+class AlterPartitionReassignmentsResponseResponse(TypedDict):
+    name: str
+    partitions: list[AlterPartitionReassignmentsResponsePartition]
+
+
+class AlterPartitionReassignmentsResponse(TypedDict):
+    throttle_time_ms: int
+    allow_replication_factor_change: NotRequired[bool]
+    error_code: int
+    error_message: str | None
+    responses: list[AlterPartitionReassignmentsResponseResponse]
+
+
 class ListPartitionReassignmentsRequestTopic(TypedDict, total=False):
     name: str
     partition_indexes: list[int]

@@ -9,9 +9,8 @@ null topics lists every partition being reassigned, and named partitions that ar
 ``replicas`` is the union of the old and the target replicas, ``adding_replicas`` the new
 ones still catching up, ``removing_replicas`` the old ones to drop once they have.  The
 answer comes from this broker's copy of the topics' assignments (ZooKeeper's
-``/brokers/topics/<t>``, as the controller wrote them); reassignments are started by the
-control plane or ``/admin/reassign_partitions`` (AlterPartitionReassignments is not
-served).
+``/brokers/topics/<t>``, as the controller wrote them); reassignments are started by
+AlterPartitionReassignments, the control plane or ``/admin/reassign_partitions``.
 """
 
 from __future__ import annotations

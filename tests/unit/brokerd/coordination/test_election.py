@@ -5,13 +5,16 @@ from __future__ import annotations
 from brokerd.coordination.election import (
     NO_LEADER,
     Requested,
+    altered_reassignment,
     elect_on_change,
+    invalid_target,
     preferred_leader_move,
     reassignment_ready,
     reassignment_replicas,
     reassignment_target,
     requested_election,
     state_after_reassignment,
+    state_within,
 )
 from brokerd.coordination.znodes import PartitionState
 
@@ -113,3 +116,40 @@ def test_reassignment_keeps_a_leader_that_stays_in_the_target() -> None:
     final = state_after_reassignment((2, 4), state(2, (1, 2, 4)), {1, 2, 4}, EPOCH)
     assert final == PartitionState(2, 3, (2, 4), EPOCH, 5)
     assert state_after_reassignment((2, 4), state(2, (2, 4)), {2, 4}, EPOCH) is None
+
+
+def test_a_new_target_replaces_the_reassignment_in_progress() -> None:
+    """1,2,3 -> 4,2,5 in progress (union 4,2,5,1,3); a new target 6,2 starts from the
+    original replicas 1,2,3: the new replicas 4 and 5 of the first target are dropped."""
+    assert altered_reassignment((4, 2, 5, 1, 3), (4, 5), (1, 3), (6, 2)) == (
+        (6, 2, 1, 3), (6,), (1, 3))
+    # With nothing in progress it is an ordinary start.
+    assert altered_reassignment((1, 2, 3), (), (), (2, 3, 4)) == ((2, 3, 4, 1), (4,), (1,))
+    # Back to the original replicas: nothing left to add or remove.
+    assert altered_reassignment((4, 1, 2), (4,), (2,), (1, 2)) == ((1, 2), (), ())
+
+
+def test_a_cancellation_goes_back_to_the_original_replicas() -> None:
+    assert altered_reassignment((4, 2, 5, 1, 3), (4, 5), (1, 3), None) == ((2, 1, 3), (), ())
+    assert altered_reassignment((1, 2, 3), (), (), None) is None  # nothing to cancel
+
+
+def test_a_requested_replica_list_must_name_distinct_registered_brokers() -> None:
+    live = {1, 2, 3}
+    assert invalid_target((3, 1), live) is None
+    assert invalid_target((), live) == "empty replica list"
+    assert invalid_target((1, 1), live) == "duplicate broker ids in [1, 1]"
+    assert invalid_target((1, 9, 8), live) == "brokers [8, 9] are not registered"
+
+
+def test_a_state_stays_within_a_reduced_assignment() -> None:
+    everyone = {1, 2, 3, 4}
+    # Dropped replica 4 had joined the ISR: it leaves, the leader stays, no epoch bump.
+    assert state_within((1, 2, 3), state(1, (1, 2, 4)), everyone, EPOCH) == (
+        True, PartitionState(1, 3, (1, 2), EPOCH, 5))
+    assert state_within((1, 2, 3), state(1, (1, 2)), everyone, EPOCH) == (True, None)
+    # The leader itself is dropped: the first eligible in-sync replica kept takes over.
+    assert state_within((1, 2, 3), state(4, (4, 3, 2)), {2, 3, 4}, EPOCH) == (
+        True, PartitionState(2, 4, (3, 2), EPOCH, 5))
+    # ... and when none can, the change is refused.
+    assert state_within((1, 2), state(4, (4, 3)), everyone, EPOCH) == (False, None)

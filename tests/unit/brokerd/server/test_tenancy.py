@@ -163,6 +163,17 @@ def test_a_tenant_may_not_describe_the_brokers_log_dirs_or_reassignments() -> No
                       "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
 
 
+def test_a_tenant_may_not_move_partitions() -> None:
+    """Placement is the service's: even a tenant allowed everything on its topics lacks
+    Alter on the cluster."""
+    denial = _guard(ApiKey.ALTER_PARTITION_REASSIGNMENTS, _acl("All")).admit(
+        {"timeout_ms": 1000, "allow_replication_factor_change": True, "topics": [
+            {"name": "orders", "partitions": [{"partition_index": 0, "replicas": [1]}]}]}, 1)
+    assert denial == {"throttle_time_ms": 0, "allow_replication_factor_change": True,
+                      "error_message": None, "responses": [],
+                      "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
+
+
 def test_describe_producers_needs_read_on_each_topic_named() -> None:
     guard = _guard(ApiKey.DESCRIBE_PRODUCERS, _acl("Read", name="acme.mine", pattern="literal"))
     body: dict[str, Any] = {"topics": [{"name": "mine", "partition_indexes": [0]},
