@@ -173,8 +173,7 @@ class ZkCoordinator:
                 self._rebalance_interval_s))
 
     def _start_sync(self, timeout: float) -> None:
-        """Each step is repeated after a connection loss (:func:`until_reconnected`); the
-        state listener comes first, so watches armed before a blip are armed again."""
+        """Steps repeat across a blip (:func:`until_reconnected`); the listener is first."""
         self._client.start(timeout=timeout)
         self._client.add_listener(self._on_state)
         retried = until_reconnected()
@@ -190,7 +189,6 @@ class ZkCoordinator:
         retried(self._register_sync)
         retried(self._refresh_brokers_sync)  # arms the /brokers/ids watch
         retried(self._watch_topics_sync, False)  # with the state watch, before any read
-        # kazoo's recipes repeat their own reads until connected.
         ChildrenWatch(self._client, znodes.DELETE_TOPICS, self._on_delete_requests)
         ChildrenWatch(self._client, znodes.CONTROLLED_SHUTDOWN, self._on_shutdown_requests)
         ChildrenWatch(self._client, znodes.LOG_DIR_EVENT_NOTIFICATION, self._on_log_dir_events)
@@ -201,11 +199,9 @@ class ZkCoordinator:
 
     async def watch_security(self, events: SecurityEvents,
                              quota_events: QuotaEvents | None = None) -> None:
-        """Start feeding ``events`` credentials, ACLs and tenant plans (see
-        :mod:`brokerd.coordination.security_watch`) and ``quota_events`` client quotas (see
-        :mod:`brokerd.coordination.quota_watch`, which shares the security watch's nodes);
-        returns once the first reads are queued, so a following :meth:`barrier` waits for
-        them."""
+        """Feed ``events`` credentials, ACLs and tenant plans (:mod:`.security_watch`) and
+        ``quota_events`` client quotas (:mod:`.quota_watch`); returns once the first reads
+        are queued, so a following :meth:`barrier` waits for them."""
         quotas = (QuotaWatch(self._client, quota_events, self._post, self._submit)
                   if quota_events is not None else None)
         watch = SecurityWatch(self._client, events, self._post, self._submit, hook=quotas)
@@ -218,8 +214,7 @@ class ZkCoordinator:
         await self._run(start, timeout=STARTUP_QUEUE_TIMEOUT_S)
 
     async def watch_revoked_certificates(self, revoked: Callable[[list[str]], None]) -> None:
-        """Post the children of ``/client-certs/revoked`` (revoked client-certificate serials,
-        written by the control plane) to ``revoked`` on the loop, now and on every change."""
+        """Post ``/client-certs/revoked``'s children (serials) to ``revoked``, now and on change."""
         def start() -> None:
             until_reconnected()(self._client.ensure_path, znodes.REVOKED_CLIENT_CERTS)
             ChildrenWatch(self._client, znodes.REVOKED_CLIENT_CERTS,
@@ -308,12 +303,17 @@ class ZkCoordinator:
         self._submit(self._refresh_brokers_sync)  # and the /brokers/ids one
 
     def _new_session_sync(self) -> None:
+        """Registration, ``/controller`` and watches went with the old session: each is made
+        again, steps repeated across a blip as at start-up (a lost registration stayed
+        lost).  So did the controller role: winning it again bumps the epoch."""
         log.warning("ZooKeeper session was lost; re-registering broker %d", self.broker_id)
-        self._register_sync()
-        self._topics.forget_all()  # the session's watches are gone: read everything again
-        self._elect_sync()
-        self._refresh_brokers_sync()
-        self._watch_topics_sync(read_all=True)
+        retried = until_reconnected()
+        retried(self._register_sync)
+        self._topics.forget_all()
+        self._controller.active = False
+        retried(self._elect_sync)
+        retried(self._refresh_brokers_sync)
+        retried(self._watch_topics_sync, True)
 
     # ---- registration and controller -------------------------------------------------
 

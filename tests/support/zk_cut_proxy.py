@@ -2,12 +2,12 @@
 so a test can make a ZooKeeper client meet a connection loss at an exact step.
 
 ZooKeeper's frames are length-prefixed both ways (a 4-byte big-endian size), so the proxy
-counts whole frames.  The first connection it accepts is cut at its ``cut_at``-th request
-(the connect handshake is not counted; 0 only counts): either before forwarding it
-(``reply_lost=False``: ZooKeeper never sees the request) or once ZooKeeper has answered it
-without relaying the answer (``reply_lost=True``: the request took effect but the client
-cannot know).  Every later connection, such as the client's reconnection, passes through
-untouched.
+counts whole frames.  Once armed, it counts the requests on every connection (a
+connection's handshake is not counted) and cuts the connection of the ``cut_at``-th, once
+(0 only counts): either before forwarding it (``reply_lost=False``: ZooKeeper never sees
+the request) or once ZooKeeper has answered it without relaying the answer
+(``reply_lost=True``: the request took effect but the client cannot know).  Everything
+else, such as the client's reconnection, passes through untouched.
 """
 
 from __future__ import annotations
@@ -18,18 +18,24 @@ import threading
 
 
 class ZkCutProxy:
-    def __init__(self, zookeeper: str, cut_at: int, reply_lost: bool) -> None:
+    def __init__(self, zookeeper: str) -> None:
         host, port = zookeeper.rsplit(":", 1)
         self._upstream = (host, int(port))
-        self._cut_at = cut_at
-        self._reply_lost = reply_lost
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.address = f"127.0.0.1:{self._listener.getsockname()[1]}"
-        self.requests_seen = 0  # requests (after the handshake) on the first connection
-        self.cut = threading.Event()
+        self._lock = threading.Lock()
+        self.arm(0, reply_lost=False)
         self._sockets: list[socket.socket] = []
         self._closed = False
         threading.Thread(target=self._accept, daemon=True).start()
+
+    def arm(self, cut_at: int, reply_lost: bool) -> None:
+        """Count requests from now, and cut at the ``cut_at``-th (0: never)."""
+        with self._lock:
+            self.requests_seen = 0
+            self._cut_at = cut_at
+            self._reply_lost = reply_lost
+            self.cut = threading.Event()
 
     def close(self) -> None:
         self._closed = True
@@ -38,7 +44,6 @@ class ZkCutProxy:
             _close(sock)
 
     def _accept(self) -> None:
-        first = True
         while not self._closed:
             try:
                 client, _ = self._listener.accept()
@@ -46,27 +51,29 @@ class ZkCutProxy:
                 return
             server = socket.create_connection(self._upstream)
             self._sockets += [client, server]
-            counting = first
-            first = False
             cut_reply = threading.Event()
-            threading.Thread(target=self._requests, args=(client, server, counting, cut_reply),
+            threading.Thread(target=self._requests, args=(client, server, cut_reply),
                              daemon=True).start()
             threading.Thread(target=self._replies, args=(server, client, cut_reply),
                              daemon=True).start()
 
-    def _requests(self, client: socket.socket, server: socket.socket, counting: bool,
+    def _counted_cut(self) -> bool:
+        """Count one request; whether its connection is the one to cut."""
+        with self._lock:
+            self.requests_seen += 1
+            return self.requests_seen == self._cut_at and not self.cut.is_set()
+
+    def _requests(self, client: socket.socket, server: socket.socket,
                   cut_reply: threading.Event) -> None:
         handshake = True
         while (frame := _read_frame(client)) is not None:
-            if counting and not handshake:
-                self.requests_seen += 1
-                if self.requests_seen == self._cut_at:
-                    if self._reply_lost:
-                        cut_reply.set()  # the answer to this request is the last one
-                        _send(server, frame)
-                    else:
-                        self._cut(client, server)
-                    return
+            if not handshake and self._counted_cut():
+                if self._reply_lost:
+                    cut_reply.set()  # the answer to this request is the last one
+                    _send(server, frame)
+                else:
+                    self._cut(client, server)
+                return
             handshake = False
             if not _send(server, frame):
                 break
