@@ -1294,6 +1294,39 @@ class OffsetDeleteResponse(TypedDict):
     topics: list[OffsetDeleteResponseTopic]
 
 
+class DescribeClientQuotasRequestComponent(TypedDict, total=False):
+    entity_type: str
+    match_type: int
+    match: str | None
+
+
+class DescribeClientQuotasRequest(TypedDict, total=False):
+    components: list[DescribeClientQuotasRequestComponent]
+    strict: bool
+
+
+class DescribeClientQuotasResponseEntity(TypedDict):
+    entity_type: str
+    entity_name: str | None
+
+
+class DescribeClientQuotasResponseValue(TypedDict):
+    key: str
+    value: float
+
+
+class DescribeClientQuotasResponseEntry(TypedDict):
+    entity: list[DescribeClientQuotasResponseEntity]
+    values: list[DescribeClientQuotasResponseValue]
+
+
+class DescribeClientQuotasResponse(TypedDict):
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    entries: list[DescribeClientQuotasResponseEntry] | None
+
+
 class DescribeUserScramCredentialsRequestUser(TypedDict, total=False):
     name: str
 

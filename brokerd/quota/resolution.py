@@ -224,6 +224,10 @@ class QuotaConfigStore:
             self._entities.pop(entity, None)
         self._cache.clear()
 
+    def entities(self) -> dict[_EntityId, dict[QuotaType, float]]:
+        """A copy of every entity's limits, keyed (user, client id), None for no part."""
+        return {entity: dict(limits) for entity, limits in self._entities.items()}
+
     def replace_all(self, configs: Mapping[str, Mapping[str, object]]) -> None:
         """Replace every entity at once (a full reload, e.g. after a ZooKeeper session loss,
         when deletions may have been missed).  All-or-nothing on invalid input."""

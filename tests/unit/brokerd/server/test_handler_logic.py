@@ -43,6 +43,7 @@ def test_api_versions_advertises_exactly_the_required_table_within_the_codec() -
         ApiKey.DELETE_RECORDS: (0, 2), ApiKey.ELECT_LEADERS: (0, 2),
         ApiKey.DESCRIBE_LOG_DIRS: (1, 4), ApiKey.DESCRIBE_PRODUCERS: (0, 0),
         ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0), ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 1),
+        ApiKey.DESCRIBE_CLIENT_QUOTAS: (0, 1),
         ApiKey.FIND_COORDINATOR: (0, 6),
         ApiKey.JOIN_GROUP: (0, 9), ApiKey.SYNC_GROUP: (0, 5), ApiKey.HEARTBEAT: (0, 4),
         ApiKey.LEAVE_GROUP: (0, 5), ApiKey.OFFSET_COMMIT: (2, 9), ApiKey.OFFSET_FETCH: (1, 9),

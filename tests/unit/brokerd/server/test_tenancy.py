@@ -163,6 +163,15 @@ def test_a_tenant_may_not_describe_the_brokers_log_dirs_or_reassignments() -> No
                       "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
 
 
+def test_a_tenant_may_not_describe_client_quotas() -> None:
+    """Quotas are the service's (a tenant's plan shows in its console): no tenant has
+    DescribeConfigs on the cluster."""
+    denial = _guard(ApiKey.DESCRIBE_CLIENT_QUOTAS, _acl("All")).admit(
+        {"components": [], "strict": False}, 1)
+    assert denial is not None
+    assert denial["error_code"] == int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+
+
 def test_a_tenant_may_not_move_partitions() -> None:
     """Placement is the service's: even a tenant allowed everything on its topics lacks
     Alter on the cluster."""
