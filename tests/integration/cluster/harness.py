@@ -9,6 +9,7 @@ and recoveries happen within a test's budget.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -17,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from kazoo.client import KazooClient
 
+from brokerd.coordination import znodes
 from brokerd.protocol import ApiKey
 from brokerd.protocol.records import build_batch, iter_batches
 from tests.integration.brokerd.broker_process import BrokerProcess, WireClient
@@ -98,6 +101,29 @@ class Cluster:
 
     def restart(self, broker_id: int) -> None:
         self.brokers[broker_id].start()
+
+    def kill_until_unregistered(self, broker_id: int, timeout_s: float) -> None:
+        """SIGKILL, then wait until a survivor no longer lists it (its session expired)."""
+        self.kill(broker_id)
+        witness = self.live_ids()[0]
+        wait_until(lambda: broker_id not in self.registered_brokers(witness), timeout_s,
+                   f"broker {broker_id} to leave")
+
+    def request_reassignments(self, topic: str, targets: dict[int, list[int]] | None) -> bool:
+        """Write ``/admin/reassign_partitions`` as ZooKeeper-era tools did (None writes
+        nothing); whether the node exists afterwards (the controller deletes it once every
+        request in it is done or superseded)."""
+        zk = KazooClient(hosts=self.zk_connect)
+        zk.start()
+        try:
+            if targets is not None:
+                zk.create(znodes.REASSIGN_PARTITIONS, json.dumps({"version": 1, "partitions": [
+                    {"topic": topic, "partition": p, "replicas": replicas}
+                    for p, replicas in targets.items()]}).encode(), makepath=True)
+            return zk.exists(znodes.REASSIGN_PARTITIONS) is not None
+        finally:
+            zk.stop()
+            zk.close()
 
     def pause(self, broker_id: int) -> None:
         self._signal(broker_id, signal.SIGSTOP)

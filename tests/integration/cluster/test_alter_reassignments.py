@@ -5,8 +5,6 @@ cancelled; Kafka's errors for what cannot be done."""
 
 from __future__ import annotations
 
-import json
-
 from kafka import TopicPartition
 from kafka.admin import KafkaAdminClient
 from kafka.errors import (
@@ -14,9 +12,7 @@ from kafka.errors import (
     NoReassignmentInProgressError,
     UnknownTopicOrPartitionError,
 )
-from kazoo.client import KazooClient
 
-from brokerd.coordination import znodes
 from brokerd.protocol import ApiKey, ErrorCode
 from tests.integration.brokerd.broker_process import WireClient
 from tests.integration.cluster.harness import SESSION_TIMEOUT_MS, Cluster, produce, wait_until
@@ -101,31 +97,20 @@ def test_a_reassignment_in_progress_is_replaced_or_cancelled(cluster: Cluster) -
     sources = [cluster.view(TOPIC, p).replicas[0] for p in (0, 1)]
     dead = next(b for b in cluster.brokers if b not in sources)
     replacement = next(b for b in cluster.brokers if b not in (dead, sources[0]))
-    cluster.kill(dead)
-    witness = next(b for b in cluster.live_ids())
-    wait_until(lambda: dead not in cluster.registered_brokers(witness), BUDGET_S,
-               "the dead broker to leave")
-    zk = KazooClient(hosts=cluster.zk_connect)
-    zk.start()
+    cluster.kill_until_unregistered(dead, BUDGET_S)
+    cluster.request_reassignments(TOPIC, {p: [dead] for p in (0, 1)})
+    admin = admin_of(cluster)
     try:
-        zk.create(znodes.REASSIGN_PARTITIONS, json.dumps({"version": 1, "partitions": [
-            {"topic": TOPIC, "partition": p, "replicas": [dead]} for p in (0, 1)]}).encode(),
-            makepath=True)
-        admin = admin_of(cluster)
-        try:
-            wait_until(lambda: len(admin.list_partition_reassignments()) == 2, BUDGET_S,
-                       "both reassignments to be in progress")
-            assert admin.alter_partition_reassignments({
-                TopicPartition(TOPIC, 0): [replacement],
-                TopicPartition(TOPIC, 1): None,
-            }) == {TopicPartition(TOPIC, 0): None, TopicPartition(TOPIC, 1): None}
-            wait_until(lambda: admin.list_partition_reassignments() == {}, BUDGET_S,
-                       "the replaced reassignment to finish")
-        finally:
-            admin.close()
-        assert cluster.view(TOPIC, 0).replicas == (replacement,)
-        assert cluster.view(TOPIC, 1).replicas == (sources[1],)
-        assert zk.exists(znodes.REASSIGN_PARTITIONS) is None
+        wait_until(lambda: len(admin.list_partition_reassignments()) == 2, BUDGET_S,
+                   "both reassignments to be in progress")
+        assert admin.alter_partition_reassignments({
+            TopicPartition(TOPIC, 0): [replacement],
+            TopicPartition(TOPIC, 1): None,
+        }) == {TopicPartition(TOPIC, 0): None, TopicPartition(TOPIC, 1): None}
+        wait_until(lambda: admin.list_partition_reassignments() == {}, BUDGET_S,
+                   "the replaced reassignment to finish")
     finally:
-        zk.stop()
-        zk.close()
+        admin.close()
+    assert cluster.view(TOPIC, 0).replicas == (replacement,)
+    assert cluster.view(TOPIC, 1).replicas == (sources[1],)
+    assert not cluster.request_reassignments(TOPIC, None)

@@ -5,13 +5,9 @@ Kafka's terms until that replica comes back and catches up."""
 
 from __future__ import annotations
 
-import json
-
 from kafka import TopicPartition
 from kafka.admin import KafkaAdminClient
-from kazoo.client import KazooClient
 
-from brokerd.coordination import znodes
 from tests.integration.cluster.harness import SESSION_TIMEOUT_MS, Cluster, wait_until
 
 TOPIC = "moving"
@@ -23,17 +19,8 @@ def test_a_reassignment_is_listed_while_in_progress(cluster: Cluster) -> None:
     [source] = cluster.view(TOPIC).replicas
     target = next(b for b in cluster.brokers if b != source)
     bystander = next(b for b in cluster.brokers if b not in (source, target))
-    cluster.kill(target)
-    wait_until(lambda: target not in cluster.registered_brokers(bystander), BUDGET_S,
-               "the target broker to leave")
-    zk = KazooClient(hosts=cluster.zk_connect)
-    zk.start()
-    try:
-        zk.create(znodes.REASSIGN_PARTITIONS, json.dumps({"version": 1, "partitions": [
-            {"topic": TOPIC, "partition": 0, "replicas": [target]}]}).encode(), makepath=True)
-    finally:
-        zk.stop()
-        zk.close()
+    cluster.kill_until_unregistered(target, BUDGET_S)
+    cluster.request_reassignments(TOPIC, {0: [target]})
     admin = KafkaAdminClient(bootstrap_servers=",".join(
         cluster.brokers[b].bootstrap for b in (source, bystander)))
     try:
