@@ -8,9 +8,9 @@ from kazoo.retry import KazooRetry
 from brokerd.coordination.zk_handler import PollingHandler
 
 RECONNECT_MAX_DELAY_S = 1.0
-# How long a start-up step waits for a lost connection to return: longer than a ZooKeeper
-# leader election, within the start-up's own bound.
-START_STEP_DEADLINE_S = 30.0
+# How long a start-up or re-registration step waits for a lost connection to return:
+# longer than a ZooKeeper leader election, within the start-up's own bound.
+STEP_DEADLINE_S = 30.0
 
 
 def reconnect_policy() -> KazooRetry:
@@ -29,12 +29,13 @@ def reconnect_policy() -> KazooRetry:
 
 def until_reconnected() -> KazooRetry:
     """Runs a ZooKeeper step again when it meets a connection loss (or a session expiry),
-    once the connection is back, for at most ``START_STEP_DEADLINE_S``: start-up steps, which
-    otherwise failed the broker's start at a one-second blip, where Kafka's
-    ZooKeeperClient re-sends its requests after reconnecting.  A step run this way must be
-    safe to repeat, including after its earlier run took effect with its answer lost."""
+    once the connection is back, for at most ``STEP_DEADLINE_S``: the steps of a start-up
+    or of registering in a new session, which a one-second blip otherwise failed for good,
+    where Kafka's ZooKeeperClient re-sends its requests after reconnecting.  A step run
+    this way must be safe to repeat, including after its earlier run took effect with its
+    answer lost."""
     return KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_jitter=0.1,
-                      max_delay=RECONNECT_MAX_DELAY_S, deadline=START_STEP_DEADLINE_S)
+                      max_delay=RECONNECT_MAX_DELAY_S, deadline=STEP_DEADLINE_S)
 
 
 def split_connect(connect: str) -> tuple[str, str]:

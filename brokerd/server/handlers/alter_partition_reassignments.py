@@ -42,12 +42,12 @@ Key = tuple[str, int]
 Target = tuple[int, ...] | None
 Outcome = tuple[ErrorCode, str | None]
 
+# INVALID_REPLICAS is answered with the reason its replica list was refused (``handle``).
 OUTCOMES: dict[Altered, Outcome] = {
     Altered.STARTED: (ErrorCode.NONE, None),
     Altered.NO_SUCH_PARTITION: (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "no such partition"),
     Altered.NOTHING_TO_CANCEL: (ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
                                 "no reassignment of this partition is in progress"),
-    Altered.INVALID_REPLICAS: (ErrorCode.INVALID_REPLICA_ASSIGNMENT, None),  # message below
     Altered.REPLICATION_FACTOR_CHANGED: (
         ErrorCode.INVALID_REPLICATION_FACTOR,
         "the target changes the replication factor, which the request does not allow"),
