@@ -14,9 +14,9 @@ per topic so kazoo does not pile up duplicates, except for partition states: one
 persistent watch covers them all (:mod:`brokerd.coordination.state_watch`), so a state
 change pushed by the controller, or written by this broker, is not read back.
 
-Failure handling: on SUSPENDED nothing is done (the session may come back with its
-watches); on LOST the ephemeral registration and all watches are gone, so once the client
-reconnects with a new session the broker re-registers, re-elects and re-reads everything.
+Failure handling: back from SUSPENDED, one-shot watches are re-armed by re-reading; after
+LOST, the broker re-registers, re-elects and re-reads everything in its new session; steps
+of start-up and re-registration repeat across a blip; a task a blip cuts short is a warning.
 
 Topics are cached (:mod:`brokerd.coordination.topic_cache`): a watch event re-reads only
 the node it names, and events are coalesced (:mod:`brokerd.coordination.dirty_topics`):
@@ -46,7 +46,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from kazoo.client import KazooState
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import ConnectionLoss, NodeExistsError, NoNodeError, SessionExpiredError
 from kazoo.recipe.watchers import ChildrenWatch
 
 from brokerd.coordination import security_writes, state_feed, writes, znodes
@@ -274,8 +274,10 @@ class ZkCoordinator:
 
     @staticmethod
     def _logged(fn: Callable[..., Any], *args: Any) -> None:
-        try:
+        try:  # a lost connection or session: the reconnection redoes what it needs
             fn(*args)
+        except (ConnectionLoss, SessionExpiredError) as exc:
+            log.warning("ZooKeeper task %s cut short: %r", getattr(fn, "__name__", fn), exc)
         except Exception:
             log.exception("ZooKeeper task %s failed", getattr(fn, "__name__", fn))
 
@@ -303,9 +305,8 @@ class ZkCoordinator:
         self._submit(self._refresh_brokers_sync)  # and the /brokers/ids one
 
     def _new_session_sync(self) -> None:
-        """Registration, ``/controller`` and watches went with the old session: each is made
-        again, steps repeated across a blip as at start-up (a lost registration stayed
-        lost).  So did the controller role: winning it again bumps the epoch."""
+        """Registration, watches and the controller role went with the old session: made
+        again, steps repeated across a blip; winning the role again bumps the epoch."""
         log.warning("ZooKeeper session was lost; re-registering broker %d", self.broker_id)
         retried = until_reconnected()
         retried(self._register_sync)
@@ -346,9 +347,8 @@ class ZkCoordinator:
 
     def _elect_sync(self) -> None:
         """Run for controller (unless leaving), then watch ``/controller``.  Winning is read
-        from the node's owner, not the create's answer, which a connection loss can take
-        after the create took effect (Kafka's checked ephemeral create).  The winner fences
-        its predecessor by bumping ``/controller_epoch``."""
+        from the node's owner (Kafka's checked ephemeral create: a blip can take the create's
+        answer after it took effect); the winner fences its predecessor by bumping the epoch."""
         if not self._leaving:
             with contextlib.suppress(NodeExistsError):
                 self._client.create(znodes.CONTROLLER, znodes.encode_controller(

@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import socket
 import threading
 import uuid
 
+import pytest
 from kazoo.client import KazooClient
+from kazoo.exceptions import ConnectionLoss
 
 from brokerd.coordination import znodes
 from brokerd.coordination.writes import TopicExistsError
@@ -267,3 +270,22 @@ def test_partition_changes_still_arrive_after_a_connection_loss(zk_connect: str,
         asyncio.run(scenario())
     finally:
         proxy.close()
+
+
+def test_a_task_cut_short_by_a_blip_is_a_warning_and_any_other_failure_an_error(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """During a ZooKeeper blip queued tasks fail by the dozen and the reconnection redoes
+    them: one warning line each, no traceback; anything else stays an error."""
+    def blip() -> None:
+        raise ConnectionLoss()
+
+    def bug() -> None:
+        raise KeyError("x")
+
+    with caplog.at_level(logging.WARNING, logger="brokerd.coordination.zk"):
+        ZkCoordinator._logged(blip)
+        ZkCoordinator._logged(bug)
+    [cut, failed] = caplog.records
+    assert (cut.levelno, cut.exc_info) == (logging.WARNING, None)
+    assert "blip cut short" in cut.getMessage()
+    assert failed.levelno == logging.ERROR and failed.exc_info is not None
