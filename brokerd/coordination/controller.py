@@ -47,7 +47,10 @@ Decide = Callable[[TopicMetadata, int, PartitionState], PartitionState | None]
 # ElectLeaders: each partition's outcome (None: no such partition) and the leader it has
 # once the election is written.
 ElectionOutcomes = dict[PartitionKey, tuple[election.Requested | None, int]]
-AlterOutcomes = dict[PartitionKey, election.Altered]
+# AlterPartitionReassignments: each partition's outcome, and why its replica list was
+# refused (INVALID_REPLICAS).
+Altering = tuple[election.Altered, str | None]
+AlterOutcomes = dict[PartitionKey, Altering]
 # A repair moving at least this many leaders logs how long its leader batch took.
 LOGGED_BATCH = 100
 # (controller epoch, [(a topic's fresh metadata, the states this controller just wrote in
@@ -295,25 +298,19 @@ class Controller:
             if assignment is None:
                 return {(name, p) for p in targets}
             done: set[PartitionKey] = set()
-            replicas, adding, removing = (dict(assignment.replicas), dict(assignment.adding),
-                                          dict(assignment.removing))
+            moves: dict[int, election.Moved] = {}
             for partition, target in targets.items():
-                in_progress = partition in adding or partition in removing
-                if partition not in replicas or not target:
+                in_progress = partition in assignment.adding or partition in assignment.removing
+                if partition not in assignment.replicas or not target:
                     done.add((name, partition))
-                elif not in_progress and replicas[partition] == target:
+                elif not in_progress and assignment.replicas[partition] == target:
                     done.add((name, partition))
                 elif not in_progress:
-                    union, added, removed = election.reassignment_replicas(
-                        replicas[partition], target)
-                    replicas[partition] = union
-                    if added:
-                        adding[partition] = added
-                    if removed:
-                        removing[partition] = removed
-                    if not added and not removed:
+                    moves[partition] = election.reassignment_replicas(
+                        assignment.replicas[partition], target)
+                    if moves[partition][1:] == ((), ()):
                         done.add((name, partition))  # a reordering: done when written
-            updated = znodes.TopicAssignment(assignment.topic_id, replicas, adding, removing)
+            updated = assignment.moved(moves)
             if updated == assignment or self._write_assignment(name, updated):
                 return done
             self._cache.read(name, {ASSIGNMENT})
@@ -340,22 +337,20 @@ class Controller:
         return outcomes
 
     def _alter_topic(self, name: str, wanted: dict[int, tuple[int, ...] | None],
-                     keep_replication_factor: bool) -> dict[int, election.Altered]:
+                     keep_replication_factor: bool) -> dict[int, Altering]:
         eligible = self.eligible
         for _ in range(MAX_ROUNDS):
             assignment, topic = self._cache.assignment(name), self._cache.topics.get(name)
             if assignment is None or topic is None:
-                return dict.fromkeys(wanted, election.Altered.NO_SUCH_PARTITION)
-            replicas, adding, removing = (dict(assignment.replicas), dict(assignment.adding),
-                                          dict(assignment.removing))
-            outcomes = {p: self._alter_partition(
-                (name, p), target, replicas, adding, removing, topic.states.get(p), eligible,
+                return dict.fromkeys(wanted, (election.Altered.NO_SUCH_PARTITION, None))
+            decided = {p: self._alter_partition(
+                (name, p), target, assignment, topic.states.get(p), eligible,
                 keep_replication_factor) for p, target in wanted.items()}
-            started = [p for p, outcome in outcomes.items()
-                       if outcome is election.Altered.STARTED]
-            updated = znodes.TopicAssignment(assignment.topic_id, replicas, adding, removing)
-            if updated == assignment or self._write_altered(name, updated, started, eligible):
-                return outcomes
+            moves = {p: moved for p, (_, _, moved) in decided.items() if moved is not None}
+            updated = assignment.moved(moves)
+            if updated == assignment or self._write_altered(name, updated, list(moves),
+                                                            eligible):
+                return {p: (outcome, reason) for p, (outcome, reason, _) in decided.items()}
             self._cache.read(name, {ASSIGNMENT})
         return {}
 
@@ -377,34 +372,29 @@ class Controller:
         return True
 
     def _alter_partition(self, key: PartitionKey, target: tuple[int, ...] | None,
-                         replicas: dict[int, tuple[int, ...]],
-                         adding: dict[int, tuple[int, ...]], removing: dict[int, tuple[int, ...]],
-                         state: PartitionState | None, eligible: set[int],
-                         keep_replication_factor: bool) -> election.Altered:
-        """Decide one partition and, when it starts, update the three maps in place."""
+                         assignment: znodes.TopicAssignment, state: PartitionState | None,
+                         eligible: set[int], keep_replication_factor: bool
+                         ) -> tuple[election.Altered, str | None, election.Moved | None]:
+        """One partition's outcome, why its replica list was refused, and its move."""
         partition = key[1]
-        if partition not in replicas:
-            return election.Altered.NO_SUCH_PARTITION
-        if target is not None and election.invalid_target(target, self.live):
-            return election.Altered.INVALID_REPLICAS
-        altered = election.altered_reassignment(
-            replicas[partition], adding.get(partition, ()), removing.get(partition, ()), target)
-        if altered is None:
-            return election.Altered.NOTHING_TO_CANCEL
-        union, added, removed = altered
-        original_size = len(union) - len(added)
-        if target is not None and keep_replication_factor and len(target) != original_size:
-            return election.Altered.REPLICATION_FACTOR_CHANGED
+        if partition not in assignment.replicas:
+            return election.Altered.NO_SUCH_PARTITION, None, None
+        invalid = None if target is None else election.invalid_target(target, self.live)
+        if invalid is not None:
+            return election.Altered.INVALID_REPLICAS, invalid, None
+        moved = election.altered_reassignment(
+            assignment.replicas[partition], assignment.adding.get(partition, ()),
+            assignment.removing.get(partition, ()), target)
+        if moved is None:
+            return election.Altered.NOTHING_TO_CANCEL, None, None
+        union, added, _ = moved
+        if (target is not None and keep_replication_factor
+                and len(target) != len(union) - len(added)):  # the original's size
+            return election.Altered.REPLICATION_FACTOR_CHANGED, None, None
         if state is not None and not election.state_within(
                 union, state, self.eligible_for(key, eligible), self.epoch)[0]:
-            return election.Altered.NO_LEADER_WITHIN
-        replicas[partition] = union
-        for progress, brokers in ((adding, added), (removing, removed)):
-            if brokers:
-                progress[partition] = brokers
-            else:
-                progress.pop(partition, None)
-        return election.Altered.STARTED
+            return election.Altered.NO_LEADER_WITHIN, None, None
+        return election.Altered.STARTED, None, moved
 
     def _reassigning(self, name: str) -> bool:
         topic = self._cache.topics.get(name)
@@ -448,10 +438,7 @@ class Controller:
                     if p in current.states and current.states[p].leader in target}
             if not done:
                 return set()
-            replicas = {**assignment.replicas, **{p: ready[p] for p in done}}
-            adding = {p: r for p, r in assignment.adding.items() if p not in done}
-            removing = {p: r for p, r in assignment.removing.items() if p not in done}
-            updated = znodes.TopicAssignment(assignment.topic_id, replicas, adding, removing)
+            updated = assignment.moved({p: (ready[p], (), ()) for p in done})
             if self._write_assignment(name, updated):
                 log.info("reassignment of %s partitions %s done", name, sorted(done))
                 return {(name, p) for p in done}

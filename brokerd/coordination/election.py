@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from brokerd.coordination.znodes import PartitionState
 
 NO_LEADER = -1
+# A reassignment's (replicas, adding, removing): the union, and what is added and removed.
+Moved = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 
 
 def elect_on_change(
@@ -104,9 +106,7 @@ def requested_election(
     return Requested.ELECTED, elected
 
 
-def reassignment_replicas(
-    original: Sequence[int], target: Sequence[int]
-) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+def reassignment_replicas(original: Sequence[int], target: Sequence[int]) -> Moved:
     """Kafka's first reassignment step: (replicas, adding, removing) with
     replicas = target + (original - target), so the new replicas start following while the
     old ones keep serving until the target is in sync."""
@@ -164,7 +164,7 @@ class Altered(enum.Enum):
 def altered_reassignment(
     replicas: Sequence[int], adding: Sequence[int], removing: Sequence[int],
     target: Sequence[int] | None,
-) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+) -> Moved | None:
     """(replicas, adding, removing) after a new ``target`` or, for None, a cancellation.
 
     The original replicas are the assignment without those being added.  A new target

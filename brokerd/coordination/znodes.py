@@ -34,6 +34,7 @@ from __future__ import annotations
 import base64
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,6 +218,20 @@ class TopicAssignment:
     replicas: dict[int, tuple[int, ...]]
     adding: dict[int, tuple[int, ...]] = field(default_factory=dict)
     removing: dict[int, tuple[int, ...]] = field(default_factory=dict)
+
+    def moved(self, moves: Mapping[int, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]
+              ) -> TopicAssignment:
+        """This assignment with each partition of ``moves`` set to (replicas, adding,
+        removing); an empty adding or removing list clears that partition's entry."""
+        replicas, adding, removing = dict(self.replicas), dict(self.adding), dict(self.removing)
+        for partition, (union, added, removed) in moves.items():
+            replicas[partition] = union
+            for progress, brokers in ((adding, added), (removing, removed)):
+                if brokers:
+                    progress[partition] = brokers
+                else:
+                    progress.pop(partition, None)
+        return TopicAssignment(self.topic_id, replicas, adding, removing)
 
     def encode(self) -> bytes:
         return _dump({

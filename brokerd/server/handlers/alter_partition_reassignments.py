@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from brokerd.coordination.election import Altered, invalid_target
+from brokerd.coordination.election import Altered
 from brokerd.coordination.zk_await import CoordinationUnavailableError
 from brokerd.protocol import ApiKey, ErrorCode
 from brokerd.security import AclOperation as Op
@@ -42,10 +42,11 @@ Key = tuple[str, int]
 Target = tuple[int, ...] | None
 Outcome = tuple[ErrorCode, str | None]
 
-# INVALID_REPLICAS is answered with the reason its replica list was refused (``handle``).
+# INVALID_REPLICAS carries the controller's reason for refusing the replica list.
 OUTCOMES: dict[Altered, Outcome] = {
     Altered.STARTED: (ErrorCode.NONE, None),
     Altered.NO_SUCH_PARTITION: (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "no such partition"),
+    Altered.INVALID_REPLICAS: (ErrorCode.INVALID_REPLICA_ASSIGNMENT, None),
     Altered.NOTHING_TO_CANCEL: (ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
                                 "no reassignment of this partition is in progress"),
     Altered.REPLICATION_FACTOR_CHANGED: (
@@ -99,15 +100,12 @@ async def handle(broker: HandlerContext,
     if altered is None:
         return _answer({}, ErrorCode.NOT_CONTROLLER, allowed)
     outcomes: dict[Key, Outcome] = {}
-    for key, target in targets.items():
-        outcome = altered.get(key)
-        if outcome is None:
+    for key in targets:
+        if key not in altered:
             outcomes[key] = (ErrorCode.REQUEST_TIMED_OUT,
                              "the topic's assignment kept changing; try again")
-        elif outcome is Altered.INVALID_REPLICAS:
-            outcomes[key] = (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                             invalid_target(target or (), broker.cache.live_broker_ids())
-                             or "the replica list is invalid")
         else:
-            outcomes[key] = OUTCOMES[outcome]
+            outcome, reason = altered[key]
+            code, message = OUTCOMES[outcome]
+            outcomes[key] = (code, reason or message)
     return _answer(outcomes, allowed=allowed)

@@ -132,3 +132,13 @@ def test_admin_request_nodes() -> None:
 def test_controlled_shutdown_result() -> None:
     assert znodes.decode_shutdown_result(b"") is None
     assert znodes.decode_shutdown_result(znodes.encode_shutdown_result(3)) == 3
+
+
+def test_an_assignment_moved_sets_replicas_and_clears_finished_moves() -> None:
+    topic_id = uuid.uuid4()
+    before = znodes.TopicAssignment(topic_id, {0: (1, 2), 1: (4, 1, 2), 2: (3,)},
+                                    adding={1: (4,)}, removing={1: (2,)})
+    after = before.moved({0: ((3, 2, 1), (3,), (1,)), 1: ((4, 1), (), ())})
+    assert after == znodes.TopicAssignment(topic_id, {0: (3, 2, 1), 1: (4, 1), 2: (3,)},
+                                           adding={0: (3,)}, removing={0: (1,)})
+    assert before.replicas[0] == (1, 2) and before.adding == {1: (4,)}  # unchanged
