@@ -37,6 +37,11 @@ class ZkCutProxy:
             self._reply_lost = reply_lost
             self.cut = threading.Event()
 
+    def disarm(self) -> None:
+        """Cut nothing more (the counting and ``cut`` go on as they are)."""
+        with self._lock:
+            self._cut_at = 0
+
     def close(self) -> None:
         self._closed = True
         self._listener.close()
