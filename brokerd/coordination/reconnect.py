@@ -34,8 +34,23 @@ def until_reconnected() -> KazooRetry:
     where Kafka's ZooKeeperClient re-sends its requests after reconnecting.  A step run
     this way must be safe to repeat, including after its earlier run took effect with its
     answer lost."""
+    return _repeating(STEP_DEADLINE_S, through_expiry=True)
+
+
+def through_blips(deadline_s: float) -> KazooRetry:
+    """Runs a client's topic write (created, grown, deleted) again when a blip cuts it
+    short, for as long as its caller waits (``deadline_s``): Kafka's ZooKeeperClient
+    re-sends such requests once reconnected, so a blip delays the answer instead of
+    failing it.  Not across a session expiry, which fails it as in Kafka: the ZooKeeper
+    thread is then the new session's, to register again.  The write must be safe to
+    repeat, as :func:`until_reconnected`'s steps are."""
+    return _repeating(deadline_s, through_expiry=False)
+
+
+def _repeating(deadline_s: float, through_expiry: bool) -> KazooRetry:
     return KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_jitter=0.1,
-                      max_delay=RECONNECT_MAX_DELAY_S, deadline=STEP_DEADLINE_S)
+                      max_delay=RECONNECT_MAX_DELAY_S, deadline=deadline_s,
+                      ignore_expire=through_expiry)
 
 
 def split_connect(connect: str) -> tuple[str, str]:

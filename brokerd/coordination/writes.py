@@ -78,14 +78,29 @@ def bump_controller_epoch(client: KazooClient) -> tuple[int, int]:
 def create_topic(client: KazooClient, name: str, assignment: TopicAssignment,
                  config: dict[str, str]) -> None:
     """Config first, then the assignment (Kafka's order: a watcher that sees the topic
-    always finds its config)."""
-    if client.exists(znodes.topic_path(name)):
+    always finds its config).
+
+    Safe to repeat after a connection loss: a topic found with this assignment's id is
+    this very creation, whose answer was lost, not somebody else's."""
+    existing = _existing_topic_id(client, name)
+    if existing == assignment.topic_id:
+        return
+    if existing is not None:
         raise TopicExistsError(name)
     set_or_create(client, znodes.topic_config_path(name), znodes.encode_topic_config(config))
     try:
         client.create(znodes.topic_path(name), assignment.encode())
     except NodeExistsError:
-        raise TopicExistsError(name) from None
+        if _existing_topic_id(client, name) != assignment.topic_id:
+            raise TopicExistsError(name) from None
+
+
+def _existing_topic_id(client: KazooClient, name: str) -> uuid.UUID | None:
+    try:
+        data, _ = client.get(znodes.topic_path(name))
+    except NoNodeError:
+        return None
+    return TopicAssignment.decode(name, data).topic_id
 
 
 def delete_topic(client: KazooClient, name: str) -> None:
@@ -96,7 +111,7 @@ def delete_topic(client: KazooClient, name: str) -> None:
     delete removes one node per round trip: deleting ten topics of 1,000 partitions took
     the controller 31 s.  A transaction that fails (a node already gone, or one more than
     expected) leaves its batch to the recursive delete that follows, which removes
-    whatever is left."""
+    whatever is left; so a repeat after a connection loss finishes what is left."""
     partitions_path = f"{znodes.topic_path(name)}/partitions"
     try:
         partitions = client.get_children(partitions_path)
@@ -116,7 +131,8 @@ def delete_topic(client: KazooClient, name: str) -> None:
 
 
 def add_partitions(client: KazooClient, name: str, replicas: dict[int, tuple[int, ...]]) -> None:
-    """Merge new partitions into the assignment; conditional on the version read."""
+    """Merge new partitions into the assignment; conditional on the version read (a
+    repeat after a connection loss merges the same partitions again)."""
     while True:
         try:
             data, stat = client.get(znodes.topic_path(name))
@@ -228,10 +244,21 @@ def create_states(client: KazooClient, states: dict[PartitionKey, PartitionState
     """First states of new partitions (``/partitions/<p>`` and its ``state``), batched
     like :func:`write_states_fenced`.  Not fenced: a create cannot overwrite a newer
     controller's decision.  A batch that hits an existing node (another controller got
-    there first) is redone node by node, ignoring what exists."""
+    there first) is redone node by node, ignoring what exists.
+
+    Nothing is created above ``/partitions``: a topic deleted while its leaders were
+    being chosen gets no states, where a recursive create brought its node back, empty,
+    a topic every broker then failed to read (found by deleting topics just created)."""
+    alive = set()
     for topic in {topic for topic, _ in states}:
-        client.ensure_path(f"{znodes.topic_path(topic)}/partitions")
-    items = list(states.items())
+        try:
+            client.create(f"{znodes.topic_path(topic)}/partitions")
+        except NoNodeError:
+            continue
+        except NodeExistsError:
+            pass
+        alive.add(topic)
+    items = [(key, state) for key, state in states.items() if key[0] in alive]
     pending = []
     for start in range(0, len(items), BATCH):
         batch = items[start:start + BATCH]
@@ -246,8 +273,9 @@ def create_states(client: KazooClient, states: dict[PartitionKey, PartitionState
             continue
         for (topic, partition), state in batch:
             path = znodes.partition_state_path(topic, partition)
-            with contextlib.suppress(NodeExistsError):
-                client.create(path, state.encode(), makepath=True)
+            for node, data in ((path.rsplit("/", 1)[0], b""), (path, state.encode())):
+                with contextlib.suppress(NodeExistsError, NoNodeError):
+                    client.create(node, data)
 
 
 def write_assignment_fenced(client: KazooClient, epoch_version: int, name: str,

@@ -56,7 +56,7 @@ from brokerd.coordination.controller import AlterOutcomes, Controller, ElectionO
 from brokerd.coordination.dirty_topics import DirtyTopics
 from brokerd.coordination.isr_writes import IsrRequest, IsrWriter
 from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
-from brokerd.coordination.reconnect import new_client, split_connect, until_reconnected
+from brokerd.coordination.reconnect import new_client, split_connect, through_blips, until_reconnected
 from brokerd.coordination.security_watch import SecurityEvents, SecurityWatch
 from brokerd.coordination.state_watch import StateWatch
 from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
@@ -508,16 +508,17 @@ class ZkCoordinator:
                            timeout: float = OPERATION_TIMEOUT_S) -> None:
         """Raises :class:`TopicExistsError` when ZooKeeper already has ``name``;
         ``timeout``: how long to wait for the write (it happens even if that runs out)."""
-        await self._run(writes.create_topic, self._client, name,
+        await self._run(through_blips(timeout), writes.create_topic, self._client, name,
                         TopicAssignment(topic_id, replicas), config, timeout=timeout)
 
     async def delete_topic(self, name: str) -> None:
-        await self._run(writes.delete_topic, self._client, name)
+        await self._run(through_blips(OPERATION_TIMEOUT_S), writes.delete_topic, self._client, name)
 
     async def set_partitions(self, name: str, replicas: dict[int, tuple[int, ...]]) -> None:
         """Add partitions to a topic's assignment (CreatePartitions), keeping its id.
         Raises :class:`TopicNotFoundError`."""
-        await self._run(writes.add_partitions, self._client, name, replicas)
+        await self._run(through_blips(OPERATION_TIMEOUT_S), writes.add_partitions,
+                        self._client, name, replicas)
 
     async def elect_leaders(self, unclean: bool, keys: list[writes.PartitionKey] | None,
                             timeout: float) -> ElectionOutcomes | None:

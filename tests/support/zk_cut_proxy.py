@@ -2,12 +2,12 @@
 so a test can make a ZooKeeper client meet a connection loss at an exact step.
 
 ZooKeeper's frames are length-prefixed both ways (a 4-byte big-endian size), so the proxy
-counts whole frames.  Once armed, it counts the requests on every connection (a
-connection's handshake is not counted) and cuts the connection of the ``cut_at``-th, once
-(0 only counts): either before forwarding it (``reply_lost=False``: ZooKeeper never sees
-the request) or once ZooKeeper has answered it without relaying the answer
-(``reply_lost=True``: the request took effect but the client cannot know).  Everything
-else, such as the client's reconnection, passes through untouched.
+counts whole frames.  Once armed, it counts the requests on every connection (neither a
+connection's handshake nor the client's pings) and cuts the connection of the
+``cut_at``-th, once (0 only counts): either before forwarding it (``reply_lost=False``:
+ZooKeeper never sees the request) or once ZooKeeper has answered it without relaying the
+answer (``reply_lost=True``: the request took effect but the client cannot know).
+Everything else, such as the client's reconnection, passes through untouched.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class ZkCutProxy:
                   cut_reply: threading.Event) -> None:
         handshake = True
         while (frame := _read_frame(client)) is not None:
-            if not handshake and self._counted_cut():
+            if not handshake and not _is_ping(frame) and self._counted_cut():
                 if self._reply_lost:
                     cut_reply.set()  # the answer to this request is the last one
                     _send(server, frame)
@@ -98,6 +98,13 @@ class ZkCutProxy:
         _close(client)
         _close(server)
         self.cut.set()
+
+
+def _is_ping(frame: bytes) -> bool:
+    """A client's keep-alive (xid -2), sent when idle: not counted, so a count of requests
+    does not depend on how long a step took."""
+    (xid,) = struct.unpack_from(">i", frame, 4)
+    return xid == -2
 
 
 def _is_reply(frame: bytes) -> bool:

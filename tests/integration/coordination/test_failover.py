@@ -127,6 +127,7 @@ def test_no_live_isr_member_leaves_the_partition_offline_unless_unclean(
 
 def test_a_deposed_controllers_writes_are_fenced(zk: KazooClient) -> None:
     epoch, epoch_version = writes.bump_controller_epoch(zk)
+    zk.ensure_path(znodes.topic_path("t"))  # the topic's node: states are created under it
     writes.create_states(zk, {("t", p): PartitionState(1, 0, (1, 2), epoch) for p in (0, 1)})
     current = read_state(zk, "t", 0)
     moved = PartitionState(2, 1, (2,), epoch, current.zk_version)

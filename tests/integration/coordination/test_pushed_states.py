@@ -107,6 +107,7 @@ def test_written_states_are_handed_on_in_chunks_as_their_answers_arrive(
     monkeypatch.setattr(writes, "WRITTEN_CHUNK", 200)
     epoch, epoch_version = writes.bump_controller_epoch(zk)
     keys = [("t", p) for p in range(450)]
+    zk.ensure_path(znodes.topic_path("t"))  # the topic's node: states are created under it
     writes.create_states(zk, {key: PartitionState(1, 0, (1, 2), epoch) for key in keys})
     chunks: list[dict[tuple[str, int], PartitionState]] = []
     written, stale, rolled_back = writes.write_states_fenced(

@@ -39,3 +39,15 @@ def test_a_batch_with_an_unexpected_node_falls_back_to_the_recursive_delete(
     writes.delete_topic(zk, "odd")
     assert not zk.exists(znodes.topic_path("odd"))
     writes.delete_topic(zk, "odd")  # already gone: nothing to do, no error
+
+
+def test_states_for_a_topic_deleted_meanwhile_bring_nothing_back(zk: KazooClient) -> None:
+    """The controller chose leaders for a topic a client deleted meanwhile: its states are
+    not written, and its node is not recreated (empty, unreadable by every broker)."""
+    zk.ensure_path(znodes.TOPICS)
+    a_topic(zk, "gone", 3)
+    writes.delete_topic(zk, "gone")
+    writes.create_states(zk, {("gone", p): PartitionState(1, 0, (1, 2)) for p in range(3)}
+                         | {("other", 0): PartitionState(1, 0, (1, 2))})
+    assert not zk.exists(znodes.topic_path("gone"))
+    assert not zk.exists(znodes.topic_path("other"))

@@ -1,0 +1,150 @@
+"""A client's topic write (CreateTopics, CreatePartitions, DeleteTopics) whose ZooKeeper
+connection drops mid-way: the broker repeats it once reconnected, as Kafka's
+ZooKeeperClient re-sends its requests, so the client gets its answer late rather than
+REQUEST_TIMED_OUT.  A repeated creation whose first answer was lost finds its own topic
+id and succeeds (Kafka would answer TOPIC_ALREADY_EXISTS for the client's own topic)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+from kazoo.client import KazooClient
+
+from brokerd.coordination import writes, znodes
+from brokerd.coordination.reconnect import split_connect, through_blips
+from brokerd.coordination.znodes import TopicAssignment
+from tests.integration.coordination.harness import start_broker
+from tests.support.zk_cut_proxy import ZkCutProxy
+
+pytestmark = pytest.mark.integration
+
+CONFIG = {"retention.ms": "1000"}
+
+
+def assignment(topic_id: uuid.UUID, partitions: int) -> TopicAssignment:
+    return TopicAssignment(topic_id, {p: (1,) for p in range(partitions)})
+
+
+def create(client: KazooClient, name: str, topic_id: uuid.UUID) -> None:
+    writes.create_topic(client, name, assignment(topic_id, 1), CONFIG)
+
+
+def grow(client: KazooClient, name: str, _: uuid.UUID) -> None:
+    writes.add_partitions(client, name, {1: (1,), 2: (1,)})
+
+
+def delete(client: KazooClient, name: str, _: uuid.UUID) -> None:
+    writes.delete_topic(client, name)
+
+
+def created(zk: KazooClient, name: str, topic_id: uuid.UUID) -> bool:
+    data, _ = zk.get(znodes.topic_path(name))
+    config, _ = zk.get(znodes.topic_config_path(name))
+    return (TopicAssignment.decode(name, data) == assignment(topic_id, 1)
+            and znodes.decode_topic_config(config) == CONFIG)
+
+
+def grown(zk: KazooClient, name: str, topic_id: uuid.UUID) -> bool:
+    data, _ = zk.get(znodes.topic_path(name))
+    return TopicAssignment.decode(name, data) == assignment(topic_id, 3)
+
+
+def deleted(zk: KazooClient, name: str, _: uuid.UUID) -> bool:
+    return (zk.exists(znodes.topic_path(name)) is None
+            and zk.exists(znodes.topic_config_path(name)) is None)
+
+
+Step = Callable[[KazooClient, str, uuid.UUID], object]
+# Each write, what it must leave, and the writes that prepare its topic.
+WRITES: list[tuple[Step, Callable[[KazooClient, str, uuid.UUID], bool], list[Step]]] = [
+    (create, created, []), (grow, grown, [create]), (delete, deleted, [create, grow])]
+
+
+@pytest.fixture
+def through_proxy(zk_connect: str, zk: KazooClient) -> Iterator[tuple[KazooClient, ZkCutProxy]]:
+    """A plain client (no watches, so no requests but the writes') through a cut proxy,
+    in the test's chroot."""
+    zookeeper, chroot = split_connect(zk_connect)
+    zk.ensure_path(znodes.TOPICS)  # as in a running cluster, so the first write is no
+    zk.ensure_path(znodes.topic_config_path("x").rsplit("/", 1)[0])  # longer than others
+    proxy = ZkCutProxy(zookeeper)
+    client = KazooClient(hosts=f"{proxy.address}{chroot}", timeout=10)
+    client.start(timeout=10)
+    try:
+        yield client, proxy
+    finally:
+        client.stop()
+        client.close()
+        proxy.close()
+
+
+@pytest.mark.parametrize("reply_lost", [True, False], ids=["reply-lost", "request-lost"])
+def test_topic_writes_cut_at_any_request_complete_once_reconnected(
+        through_proxy: tuple[KazooClient, ZkCutProxy], zk: KazooClient,
+        reply_lost: bool) -> None:
+    """Each write is cut once at each of its requests in turn (after ZooKeeper carried it
+    out with the answer lost, or before ZooKeeper saw it), on a topic of its own: repeated
+    as the broker repeats it, every one completes without an error and leaves what an
+    uncut one leaves."""
+    client, proxy = through_proxy
+    for write, check, preparations in WRITES:
+        name, topic_id = f"counted-{write.__name__}", uuid.uuid4()
+        for prepare in preparations:
+            prepare(client, name, topic_id)
+        proxy.arm(0, reply_lost)
+        write(client, name, topic_id)
+        requests = proxy.requests_seen
+        assert requests >= 2 and check(zk, name, topic_id), (write.__name__, requests)
+        for cut_at in range(1, requests + 1):
+            name, topic_id = f"{write.__name__}-{cut_at}", uuid.uuid4()
+            for prepare in preparations:
+                prepare(client, name, topic_id)
+            proxy.arm(cut_at, reply_lost)
+            through_blips(30)(write, client, name, topic_id)
+            assert proxy.cut.is_set(), f"{write.__name__}: request {cut_at} was never sent"
+            assert check(zk, name, topic_id), f"{write.__name__} cut at request {cut_at}"
+
+
+def test_a_topic_created_by_the_broker_through_a_blip_gets_its_leader(
+        zk_connect: str, zk: KazooClient) -> None:
+    """The broker's own CreateTopics write, its topic node's creation answered into a cut
+    connection: the broker finds its own topic id, reports success, and elects the
+    leader; a creation of the same name with another id is still refused."""
+    zookeeper, base = split_connect(zk_connect)
+    chroot = f"{base}/broker-blip"
+
+    async def scenario() -> None:
+        proxy = ZkCutProxy(zookeeper)
+        coordinator, events = await asyncio.wait_for(
+            start_broker(f"{proxy.address}{chroot}", 1), 60)
+        try:
+            await events.until(lambda: events.controller == 1, timeout=30)
+            await coordinator.barrier()
+            proxy.arm(0, reply_lost=True)
+            await coordinator.create_topic("counted", {0: (1,)}, CONFIG, uuid.uuid4())
+            # The creation's own requests come first on an idle broker; its last one
+            # creates the topic's node (the broker's reactions follow it).
+            last = len(["get", "set config", "create config", "create topic"])
+            await events.until(lambda: 0 in getattr(events.topics.get("counted"), "states", {}),
+                               timeout=30)
+            await coordinator.barrier()
+            topic_id = uuid.uuid4()
+            proxy.arm(last, reply_lost=True)
+            await asyncio.wait_for(coordinator.create_topic("t", {0: (1,)}, CONFIG, topic_id),
+                                   30)
+            assert proxy.cut.is_set()
+            data, _ = zk.get(f"{chroot.removeprefix(base)}{znodes.topic_path('t')}")
+            assert TopicAssignment.decode("t", data).topic_id == topic_id
+            await events.until(lambda: 0 in getattr(events.topics.get("t"), "states", {}),
+                               timeout=30)
+            assert events.topic("t").states[0].leader == 1
+            with pytest.raises(writes.TopicExistsError):
+                await coordinator.create_topic("t", {0: (1,)}, CONFIG, uuid.uuid4())
+        finally:
+            await coordinator.close()
+            proxy.close()
+
+    asyncio.run(scenario())
