@@ -531,12 +531,13 @@ class ZkCoordinator:
         return await self._run(self._controller.alter_reassignments, targets, keep_factor)
 
     async def set_topic_config(self, name: str, config: dict[str, str]) -> None:
-        await self._run(writes.set_or_create, self._client, znodes.topic_config_path(name),
-                        znodes.encode_topic_config(config))
+        await self._run(through_blips(OPERATION_TIMEOUT_S), writes.set_or_create, self._client,
+                        znodes.topic_config_path(name), znodes.encode_topic_config(config))
 
     async def set_broker_config(self, entity: str, config: dict[str, str]) -> None:
         """Write ``/config/brokers/<entity>`` (an id or ``<default>``), announced as Kafka does."""
-        await self._run(writes.set_config_and_notify, self._client,
+        await self._run(through_blips(OPERATION_TIMEOUT_S), writes.set_config_and_notify,
+                        self._client,
                         znodes.broker_config_path(entity), znodes.encode_topic_config(config),
                         f"brokers/{entity}")
 
