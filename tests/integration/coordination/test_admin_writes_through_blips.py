@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from kazoo.client import KazooClient
 
-from brokerd.coordination import writes, znodes
+from brokerd.coordination import security_writes, writes, znodes
 from brokerd.coordination.reconnect import split_connect, through_blips
 from brokerd.coordination.znodes import TopicAssignment
 from tests.integration.coordination.harness import start_broker
@@ -160,3 +160,44 @@ def test_a_topic_created_by_the_broker_through_a_blip_gets_its_leader(
             proxy.close()
 
     asyncio.run(scenario())
+
+
+def add_rule(data: bytes | None) -> bytes | None:
+    return (data or b"") + b"+rule"
+
+
+def drop_rules(data: bytes | None) -> bytes | None:
+    return None
+
+
+@pytest.mark.parametrize("reply_lost", [True, False], ids=["reply-lost", "request-lost"])
+def test_security_writes_cut_at_any_request_report_their_own_change_once_announced(
+        through_proxy: tuple[KazooClient, ZkCutProxy], zk: KazooClient,
+        reply_lost: bool) -> None:
+    """An ACL node's read-modify-write (CreateAcls adding a rule, DeleteAcls removing the
+    last), cut once at each of its requests in turn: it completes, reports the change it
+    made (not "nothing to do", which a repeat that asked the change again would find),
+    and the node's change notification is written exactly once (with the node, in one
+    transaction: never lost between them)."""
+    client, proxy = through_proxy
+    changes = "/acls/changes"
+    zk.ensure_path(changes)
+    zk.ensure_path("/acls/literal/Topic")  # as in a running cluster
+
+    def write(name: str, change: security_writes.Change, cut_at: int) -> tuple[object, int]:
+        path = f"/acls/literal/Topic/{name}"
+        if change is drop_rules:
+            security_writes.update_node(client, path, add_rule, f"{changes}/acl_changes_", b"{}")
+        before = len(zk.get_children(changes))
+        proxy.arm(cut_at, reply_lost)
+        outcome = security_writes.update_node(client, path, change, f"{changes}/acl_changes_",
+                                              b"{}")
+        assert cut_at == 0 or proxy.cut.is_set(), f"request {cut_at} was never sent"
+        assert zk.exists(path) is None if change is drop_rules else zk.get(path)[0] == b"+rule"
+        return outcome, len(zk.get_children(changes)) - before
+
+    for change, expected in ((add_rule, (None, b"+rule")), (drop_rules, (b"+rule", None))):
+        assert write(f"counted-{change.__name__}", change, 0) == (expected, 1)
+        for cut_at in range(1, proxy.requests_seen + 1):
+            assert write(f"{change.__name__}-{cut_at}", change, cut_at) == (expected, 1), (
+                change.__name__, cut_at)
