@@ -20,13 +20,11 @@ from collections.abc import Callable
 from kazoo.client import KazooClient
 from kazoo.exceptions import ConnectionLoss, NoNodeError
 
-from brokerd.coordination.reconnect import STEP_DEADLINE_S
-
 Change = Callable[[bytes | None], bytes | None]
 
 
 def update_node(client: KazooClient, path: str, change: Change, notification_path: str,
-                notification: bytes) -> tuple[bytes | None, bytes | None]:
+                notification: bytes, deadline_s: float) -> tuple[bytes | None, bytes | None]:
     """Apply ``change`` to the node at ``path`` until no other writer interferes; returns
     (bytes before, bytes after).  ``change`` may raise to abandon the write; it may be
     called more than once.  None deletes the node (ACL nodes are leaves; user config nodes
@@ -34,12 +32,13 @@ def update_node(client: KazooClient, path: str, change: Change, notification_pat
 
     The node and its notification are written in one transaction, so a connection lost
     between them cannot leave a change unannounced.  A write cut short by a blip is
-    repeated once the connection is back (as Kafka's ZooKeeperClient re-sends); if the
-    node then holds what that write wanted, the write took effect with its answer lost,
-    and its outcome is returned without asking ``change`` again (which would find nothing
-    left to do: DeleteAcls would report no binding deleted)."""
+    repeated once the connection is back, for up to ``deadline_s`` (as Kafka's
+    ZooKeeperClient re-sends); if the node then holds what that write wanted, the write
+    took effect with its answer lost, and its outcome is returned without asking
+    ``change`` again (which would find nothing left to do: DeleteAcls would report no
+    binding deleted)."""
     lost: tuple[bytes | None, bytes | None] | None = None
-    deadline = time.monotonic() + STEP_DEADLINE_S
+    deadline = time.monotonic() + deadline_s
     while True:
         try:
             current, version = _read(client, path)

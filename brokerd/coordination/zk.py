@@ -537,9 +537,8 @@ class ZkCoordinator:
     async def set_broker_config(self, entity: str, config: dict[str, str]) -> None:
         """Write ``/config/brokers/<entity>`` (an id or ``<default>``), announced as Kafka does."""
         await self._run(through_blips(OPERATION_TIMEOUT_S), writes.set_config_and_notify,
-                        self._client,
-                        znodes.broker_config_path(entity), znodes.encode_topic_config(config),
-                        f"brokers/{entity}")
+                        self._client, znodes.broker_config_path(entity),
+                        znodes.encode_topic_config(config), f"brokers/{entity}")
 
     async def update_security_node(self, path: str, change: security_writes.Change,
                                    notification_path: str, notification: bytes
@@ -547,7 +546,7 @@ class ZkCoordinator:
         """A conditional read-modify-write of an ACL or user config node plus its change
         notification (the admin APIs' writes, see :mod:`.security_writes`)."""
         return await self._run(security_writes.update_node, self._client, path, change,
-                               notification_path, notification)
+                               notification_path, notification, OPERATION_TIMEOUT_S)
 
     async def controlled_shutdown(self, timeout_s: float) -> bool:
         """Ask the controller to move this broker's leaderships to other in-sync replicas

@@ -187,11 +187,12 @@ def test_security_writes_cut_at_any_request_report_their_own_change_once_announc
     def write(name: str, change: security_writes.Change, cut_at: int) -> tuple[object, int]:
         path = f"/acls/literal/Topic/{name}"
         if change is drop_rules:
-            security_writes.update_node(client, path, add_rule, f"{changes}/acl_changes_", b"{}")
+            security_writes.update_node(client, path, add_rule, f"{changes}/acl_changes_", b"{}",
+                                        30)
         before = len(zk.get_children(changes))
         proxy.arm(cut_at, reply_lost)
         outcome = security_writes.update_node(client, path, change, f"{changes}/acl_changes_",
-                                              b"{}")
+                                              b"{}", 30)
         assert cut_at == 0 or proxy.cut.is_set(), f"request {cut_at} was never sent"
         assert zk.exists(path) is None if change is drop_rules else zk.get(path)[0] == b"+rule"
         return outcome, len(zk.get_children(changes)) - before
