@@ -597,5 +597,7 @@ class ZkCoordinator:
         return await await_zk_work(request.result, OPERATION_TIMEOUT_S)
 
     async def allocate_producer_id_block(self) -> znodes.ProducerIdBlock:
-        """Claim the next block of producer ids (a conditional update: unique cluster-wide)."""
-        return await self._run(writes.claim_producer_id_block, self._client, self.broker_id)
+        """Claim the next block of producer ids (a conditional update: unique cluster-wide;
+        a repeat after a lost answer claims the next one, the lost block unused)."""
+        return await self._run(through_blips(OPERATION_TIMEOUT_S), writes.claim_producer_id_block,
+                               self._client, self.broker_id)

@@ -202,3 +202,24 @@ def test_security_writes_cut_at_any_request_report_their_own_change_once_announc
         for cut_at in range(1, proxy.requests_seen + 1):
             assert write(f"{change.__name__}-{cut_at}", change, cut_at) == (expected, 1), (
                 change.__name__, cut_at)
+
+
+@pytest.mark.parametrize("reply_lost", [True, False], ids=["reply-lost", "request-lost"])
+def test_producer_id_blocks_claimed_through_a_blip_are_never_shared(
+        through_proxy: tuple[KazooClient, ZkCutProxy], zk: KazooClient,
+        reply_lost: bool) -> None:
+    """InitProducerId's block claim, cut at each of its requests in turn: it completes,
+    with the block ZooKeeper records as the latest (a claim whose answer was lost leaves
+    its block unused; the repeat takes the next one, never an earlier one)."""
+    client, proxy = through_proxy
+    proxy.arm(0, reply_lost)
+    previous = writes.claim_producer_id_block(client, 1)
+    requests = proxy.requests_seen
+    for cut_at in range(1, requests + 1):
+        proxy.arm(cut_at, reply_lost)
+        block = through_blips(30)(writes.claim_producer_id_block, client, 1)
+        assert proxy.cut.is_set(), f"request {cut_at} was never sent"
+        stored, _ = zk.get(znodes.PRODUCER_ID_BLOCK)
+        assert znodes.ProducerIdBlock.decode(stored) == block
+        assert block.start > previous.end
+        previous = block
