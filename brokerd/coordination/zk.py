@@ -551,20 +551,25 @@ class ZkCoordinator:
     async def controlled_shutdown(self, timeout_s: float) -> bool:
         """Ask the controller to move this broker's leaderships to other in-sync replicas
         and drop it from every ISR; True once it reports nothing left to move (False on
-        timeout, on ZooKeeper trouble, or when some partition had no one to take over).
-        A controller does the moves itself and then resigns."""
+        timeout, or when some partition had no one to take over).  A controller does the
+        moves itself and then resigns.  A blip delays it rather than failing it (the
+        request is repeated and the answer asked for again), as Kafka retries a controlled
+        shutdown; a session expiry fails it."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         self._leaving = True
         try:
-            await self._run(writes.request_controlled_shutdown, self._client, self.broker_id,
-                            timeout=timeout_s)
+            await self._run(through_blips(timeout_s), writes.request_controlled_shutdown,
+                            self._client, self.broker_id, timeout=timeout_s)
             # Polled beside the ZooKeeper thread, which re-reads every partition state moved
             # (10,000 for a broker that led 10,000): a poll queued behind them was 14-16 s late.
             while loop.time() < deadline:
-                remaining = await await_zk_work(_BESIDE_THE_QUEUE.submit(
-                    writes.controlled_shutdown_result, self._client, self.broker_id),
-                    max(0.1, deadline - loop.time()))
+                try:
+                    remaining = await await_zk_work(_BESIDE_THE_QUEUE.submit(
+                        writes.controlled_shutdown_result, self._client, self.broker_id),
+                        max(0.1, deadline - loop.time()))
+                except CoordinationUnavailableError:
+                    remaining = None  # a blip: asked again once reconnected
                 if remaining is not None:
                     if self.is_controller:  # (others would queue for nothing to do)
                         await self._run(self._resign_sync,

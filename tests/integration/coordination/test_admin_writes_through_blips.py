@@ -16,7 +16,7 @@ from kazoo.client import KazooClient
 from brokerd.coordination import security_writes, writes, znodes
 from brokerd.coordination.reconnect import split_connect, through_blips
 from brokerd.coordination.znodes import TopicAssignment
-from tests.integration.coordination.harness import start_broker
+from tests.integration.coordination.harness import read_state, start_broker
 from tests.support.zk_cut_proxy import ZkCutProxy
 
 pytestmark = pytest.mark.integration
@@ -223,3 +223,38 @@ def test_producer_id_blocks_claimed_through_a_blip_are_never_shared(
         assert znodes.ProducerIdBlock.decode(stored) == block
         assert block.start > previous.end
         previous = block
+
+
+@pytest.mark.parametrize(("cut_at", "reply_lost"), [(1, True), (1, False), (2, True)],
+                         ids=["request-answer-lost", "request-unsent", "poll-answer-lost"])
+def test_a_controlled_shutdown_cut_by_a_blip_still_moves_every_leadership(
+        zk_connect: str, zk: KazooClient, cut_at: int, reply_lost: bool) -> None:
+    """The leaving broker's connection is cut at its shutdown request or at its first poll
+    for the controller's answer: the shutdown still completes (it used to give up, and the
+    broker then left without handing its leaderships on)."""
+    zookeeper, chroot = split_connect(zk_connect)
+    replicas = {p: tuple((p + r) % 3 + 1 for r in range(3)) for p in range(6)}
+
+    async def scenario() -> None:
+        proxy = ZkCutProxy(zookeeper)
+        others = [await start_broker(zk_connect, b) for b in (1, 3)]
+        (controller, events), _ = others
+        leaving, seen = await start_broker(f"{proxy.address}{chroot}", 2)
+        try:
+            await events.until(lambda: set(events.brokers) == {1, 2, 3})
+            assert controller.is_controller and not leaving.is_controller
+            await controller.create_topic("t", replicas, {}, uuid.uuid4())
+            await seen.until(lambda: len(getattr(seen.topics.get("t"), "states", {})) == 6)
+            await asyncio.sleep(0.5)  # the leaving broker's own reads of the new topic done
+            await leaving.barrier()
+            proxy.arm(cut_at, reply_lost)
+            assert await leaving.controlled_shutdown(20.0)
+            assert proxy.cut.is_set()
+            states = [read_state(zk, "t", p) for p in range(6)]
+            assert all(s.leader != 2 and 2 not in s.isr for s in states), states
+        finally:
+            for coordinator, _ in [*others, (leaving, None)]:
+                await coordinator.close()
+            proxy.close()
+
+    asyncio.run(scenario())
