@@ -249,10 +249,14 @@ class ZkCoordinator:
         self._client.stop()
         self._client.close()
 
-    async def _run(self, fn: Callable[..., T], *args: Any,
-                   timeout: float = OPERATION_TIMEOUT_S) -> T:
+    async def _run(self, fn: Callable[..., T], *args: Any, timeout: float = OPERATION_TIMEOUT_S,
+                   repeated: bool = False) -> T:
         """Run ``fn`` on the ZooKeeper thread; kazoo blocks while disconnected, so the
-        caller gives up after ``timeout`` (the thread finishes the call on its own)."""
+        caller gives up after ``timeout`` (the thread finishes the call on its own).
+        ``repeated``: a write made for a client, run again across a blip for as long as
+        the caller waits (:func:`through_blips`; ``fn`` must be safe to repeat)."""
+        if repeated:
+            fn, args = through_blips(timeout), (fn, *args)
         return await await_zk_work(self._worker.submit(fn, *args), timeout)
 
     def _post(self, fn: Callable[..., None], *args: Any) -> None:
@@ -508,17 +512,16 @@ class ZkCoordinator:
                            timeout: float = OPERATION_TIMEOUT_S) -> None:
         """Raises :class:`TopicExistsError` when ZooKeeper already has ``name``;
         ``timeout``: how long to wait for the write (it happens even if that runs out)."""
-        await self._run(through_blips(timeout), writes.create_topic, self._client, name,
-                        TopicAssignment(topic_id, replicas), config, timeout=timeout)
+        await self._run(writes.create_topic, self._client, name,
+                        TopicAssignment(topic_id, replicas), config, timeout=timeout, repeated=True)
 
     async def delete_topic(self, name: str) -> None:
-        await self._run(through_blips(OPERATION_TIMEOUT_S), writes.delete_topic, self._client, name)
+        await self._run(writes.delete_topic, self._client, name, repeated=True)
 
     async def set_partitions(self, name: str, replicas: dict[int, tuple[int, ...]]) -> None:
         """Add partitions to a topic's assignment (CreatePartitions), keeping its id.
         Raises :class:`TopicNotFoundError`."""
-        await self._run(through_blips(OPERATION_TIMEOUT_S), writes.add_partitions,
-                        self._client, name, replicas)
+        await self._run(writes.add_partitions, self._client, name, replicas, repeated=True)
 
     async def elect_leaders(self, unclean: bool, keys: list[writes.PartitionKey] | None,
                             timeout: float) -> ElectionOutcomes | None:
@@ -531,14 +534,14 @@ class ZkCoordinator:
         return await self._run(self._controller.alter_reassignments, targets, keep_factor)
 
     async def set_topic_config(self, name: str, config: dict[str, str]) -> None:
-        await self._run(through_blips(OPERATION_TIMEOUT_S), writes.set_or_create, self._client,
-                        znodes.topic_config_path(name), znodes.encode_topic_config(config))
+        await self._run(writes.set_or_create, self._client, znodes.topic_config_path(name),
+                        znodes.encode_topic_config(config), repeated=True)
 
     async def set_broker_config(self, entity: str, config: dict[str, str]) -> None:
         """Write ``/config/brokers/<entity>`` (an id or ``<default>``), announced as Kafka does."""
-        await self._run(through_blips(OPERATION_TIMEOUT_S), writes.set_config_and_notify,
-                        self._client, znodes.broker_config_path(entity),
-                        znodes.encode_topic_config(config), f"brokers/{entity}")
+        await self._run(writes.set_config_and_notify, self._client,
+                        znodes.broker_config_path(entity), znodes.encode_topic_config(config),
+                        f"brokers/{entity}", repeated=True)
 
     async def update_security_node(self, path: str, change: security_writes.Change,
                                    notification_path: str, notification: bytes
@@ -559,8 +562,8 @@ class ZkCoordinator:
         deadline = loop.time() + timeout_s
         self._leaving = True
         try:
-            await self._run(through_blips(timeout_s), writes.request_controlled_shutdown,
-                            self._client, self.broker_id, timeout=timeout_s)
+            await self._run(writes.request_controlled_shutdown, self._client, self.broker_id,
+                            timeout=timeout_s, repeated=True)
             # Polled beside the ZooKeeper thread, which re-reads every partition state moved
             # (10,000 for a broker that led 10,000): a poll queued behind them was 14-16 s late.
             while loop.time() < deadline:
@@ -604,5 +607,5 @@ class ZkCoordinator:
     async def allocate_producer_id_block(self) -> znodes.ProducerIdBlock:
         """Claim the next block of producer ids (a conditional update: unique cluster-wide;
         a repeat after a lost answer claims the next one, the lost block unused)."""
-        return await self._run(through_blips(OPERATION_TIMEOUT_S), writes.claim_producer_id_block,
-                               self._client, self.broker_id)
+        return await self._run(writes.claim_producer_id_block, self._client, self.broker_id,
+                               repeated=True)
