@@ -8,11 +8,15 @@ chroot, so tests never see each other's znodes.
 
 from __future__ import annotations
 
+import itertools
+import os
 import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,11 +24,60 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 ZOOKEEPER_SCRIPT = REPO_ROOT / "scripts" / "zookeeper.sh"
 
 
-def free_port() -> int:
-    """A TCP port on loopback that nothing listens on right now."""
+# Ports handed to test processes come from below the kernel's ephemeral range, so no
+# outgoing connection can take one as its source port between the moment it is picked
+# and the listener's bind (a broker failed to start on "address already in use" that
+# way), and each process draws from its own slice of that range, so two xdist workers
+# never pick the same one.
+LISTEN_PORTS_FROM = 10000
+PORTS_PER_PROCESS = 1000
+_port_lock = threading.Lock()
+_next_ports: Iterator[int] | None = None
+
+
+def ephemeral_port_range() -> tuple[int, int]:
+    """The kernel's range for outgoing connections' source ports (Linux's default if unread)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def port_slice(ephemeral_low: int, worker: str, pid: int) -> tuple[range, int]:
+    """This process's listening ports, and the first one to hand out.  Each xdist worker
+    ("gw3") has a slice below the ephemeral range, slice 0 is any other process's; the
+    first port is chosen by pid, so a benchmark beside the test session rarely meets it."""
+    slices = max((ephemeral_low - LISTEN_PORTS_FROM) // PORTS_PER_PROCESS, 1)
+    index = int(worker[2:]) + 1 if worker.startswith("gw") and worker[2:].isdigit() else 0
+    start = LISTEN_PORTS_FROM + (index % slices) * PORTS_PER_PROCESS
+    first = start + pid % PORTS_PER_PROCESS
+    return range(start, start + PORTS_PER_PROCESS), first
+
+
+def _bindable(port: int) -> bool:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on right now, from this process's own
+    slice below the ephemeral range; never the same one twice until the slice wraps."""
+    global _next_ports
+    with _port_lock:
+        if _next_ports is None:
+            ports, first = port_slice(ephemeral_port_range()[0],
+                                      os.environ.get("PYTEST_XDIST_WORKER", ""), os.getpid())
+            _next_ports = itertools.cycle([*range(first, ports.stop), *range(ports.start, first)])
+        for _ in range(PORTS_PER_PROCESS):
+            port = next(_next_ports)
+            if _bindable(port):
+                return port
+    raise RuntimeError("no free port left in this process's slice")
 
 
 def wait_for_port(port: int, timeout: float, process: subprocess.Popen[bytes] | None = None) -> None:
