@@ -34,6 +34,7 @@ from kazoo.exceptions import NoNodeError
 
 from brokerd.coordination import election, writes, znodes
 from brokerd.coordination.assignment import initial_state
+from brokerd.coordination.reconnect import through_blips
 from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
 from brokerd.coordination.writes import PartitionKey
 from brokerd.coordination.znodes import PartitionRequest, PartitionState, TopicMetadata
@@ -236,11 +237,15 @@ class Controller:
             log.info("moved %d leaders to their preferred replica", moved)
         return moved
 
-    def elect_requested(self, unclean: bool, keys: list[PartitionKey] | None
-                        ) -> ElectionOutcomes | None:
+    def elect_requested(self, unclean: bool, keys: list[PartitionKey] | None,
+                        deadline_s: float) -> ElectionOutcomes | None:
         """An ElectLeaders request (None: every partition): each partition's outcome
         (None: no such partition) and the leader it should now have, once written.  None
-        when this broker is not the active controller."""
+        when this broker is not the active controller.  Decided once: writes a blip cuts
+        short are repeated for up to ``deadline_s`` (a repeat finds its written states
+        by their versions and decides nothing more for them), and the outcomes stay the
+        first decision's, where deciding again would find its own elections done and
+        answer "not needed"."""
         if not self.active:
             return None
         eligible, alive = self.eligible, set(self.live)
@@ -270,7 +275,8 @@ class Controller:
             outcomes[key] = (outcome, state.leader if new is None else new.leader)
             if new is not None:
                 changes[key], previous[key] = new, state.leader
-        self._write(changes, previous, decide)  # conflicts are decided again by ``decide``
+        # Conflicts are decided again by ``decide``.
+        through_blips(deadline_s)(self._write, changes, previous, decide)
         return outcomes
 
     # ---- reassignment -----------------------------------------------------------------
@@ -317,14 +323,17 @@ class Controller:
         return set()
 
     def alter_reassignments(self, targets: dict[PartitionKey, tuple[int, ...] | None],
-                            keep_replication_factor: bool) -> AlterOutcomes | None:
+                            keep_replication_factor: bool, deadline_s: float
+                            ) -> AlterOutcomes | None:
         """An AlterPartitionReassignments request (KIP-455): each partition's new target,
         which replaces a reassignment in progress, or None to cancel one; the outcome per
         partition (absent: the assignment kept changing under us).  None when this broker
         is not the active controller.  States are written before assignments, so ISR and
         leadership stay within what each partition keeps and no broker leads a replica it
         no longer hosts; requests of ``/admin/reassign_partitions`` for the same
-        partitions are superseded."""
+        partitions are superseded.  As for :meth:`elect_requested`, each topic's outcomes
+        are decided once and its writes repeated through a blip for up to ``deadline_s``
+        (a repeated cancellation decided afresh would find nothing left to cancel)."""
         if not self.active:
             return None
         by_topic: dict[str, dict[int, tuple[int, ...] | None]] = {}
@@ -332,12 +341,12 @@ class Controller:
             by_topic.setdefault(name, {})[partition] = target
         outcomes: AlterOutcomes = {}
         for name, wanted in by_topic.items():
-            outcomes.update({(name, p): outcome for p, outcome in
-                             self._alter_topic(name, wanted, keep_replication_factor).items()})
+            altered = self._alter_topic(name, wanted, keep_replication_factor, deadline_s)
+            outcomes.update({(name, p): outcome for p, outcome in altered.items()})
         return outcomes
 
     def _alter_topic(self, name: str, wanted: dict[int, tuple[int, ...] | None],
-                     keep_replication_factor: bool) -> dict[int, Altering]:
+                     keep_replication_factor: bool, deadline_s: float) -> dict[int, Altering]:
         eligible = self.eligible
         for _ in range(MAX_ROUNDS):
             assignment, topic = self._cache.assignment(name), self._cache.topics.get(name)
@@ -348,8 +357,8 @@ class Controller:
                 keep_replication_factor) for p, target in wanted.items()}
             moves = {p: moved for p, (_, _, moved) in decided.items() if moved is not None}
             updated = assignment.moved(moves)
-            if updated == assignment or self._write_altered(name, updated, list(moves),
-                                                            eligible):
+            if updated == assignment or through_blips(deadline_s)(
+                    self._write_altered, name, updated, list(moves), eligible):
                 return {p: (outcome, reason) for p, (outcome, reason, _) in decided.items()}
             self._cache.read(name, {ASSIGNMENT})
         return {}

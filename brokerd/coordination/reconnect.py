@@ -39,12 +39,12 @@ def until_reconnected() -> KazooRetry:
 
 def through_blips(deadline_s: float) -> KazooRetry:
     """Runs a write made for a client (a topic created, grown, deleted or reconfigured; a
-    broker's config; a block of producer ids) again when a blip cuts it short, for as long
-    as its caller waits (``deadline_s``): Kafka's ZooKeeperClient re-sends such requests
-    once reconnected, so a blip delays the answer instead of failing it.  Not across a
-    session expiry, which fails it as in Kafka: the ZooKeeper thread is then the new
-    session's, to register again.  The write must be safe to repeat, as
-    :func:`until_reconnected`'s steps are."""
+    broker's config; a block of producer ids; an election or reassignment it asked the
+    controller for) again when a blip cuts it short, for as long as its caller waits
+    (``deadline_s``): Kafka's ZooKeeperClient re-sends such requests once reconnected, so
+    a blip delays the answer instead of failing it.  Not across a session expiry, which
+    fails it as in Kafka: the ZooKeeper thread is then the new session's, to register
+    again.  The write must be safe to repeat, as :func:`until_reconnected`'s steps are."""
     return _repeating(deadline_s, through_expiry=False)
 
 

@@ -281,15 +281,25 @@ def create_states(client: KazooClient, states: dict[PartitionKey, PartitionState
 def write_assignment_fenced(client: KazooClient, epoch_version: int, name: str,
                             assignment: TopicAssignment, zk_version: int) -> int | None:
     """Replace a topic's assignment iff it is still at ``zk_version`` and this controller
-    is current; the new version, None when the node moved on (re-read and retry)."""
+    is current; the new version, None when the node moved on (re-read and retry).  A node
+    that moved on to exactly this assignment counts as written: that is what a repeat
+    finds when a blip lost the first write's answer (Kafka's controller compares what it
+    finds with what it wrote the same way)."""
+    data = assignment.encode()
     transaction = client.transaction()
     transaction.check(znodes.CONTROLLER_EPOCH, epoch_version)
-    transaction.set_data(znodes.topic_path(name), assignment.encode(), zk_version)
+    transaction.set_data(znodes.topic_path(name), data, zk_version)
     results = transaction.commit()
     failed = _failed_op(results)
     if failed == 0:
         raise ControllerFencedError(f"controller epoch version {epoch_version} is stale")
-    return None if failed is not None else int(results[1].version)
+    if failed is None:
+        return int(results[1].version)
+    try:
+        stored, stat = client.get(znodes.topic_path(name))
+    except NoNodeError:
+        return None
+    return int(stat.version) if stored == data else None
 
 
 def _failed_op(results: list[object]) -> int | None:

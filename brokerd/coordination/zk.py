@@ -526,12 +526,14 @@ class ZkCoordinator:
     async def elect_leaders(self, unclean: bool, keys: list[writes.PartitionKey] | None,
                             timeout: float) -> ElectionOutcomes | None:
         """:meth:`Controller.elect_requested` on the ZooKeeper thread."""
-        return await self._run(self._controller.elect_requested, unclean, keys, timeout=timeout)
+        return await self._run(self._controller.elect_requested, unclean, keys, timeout,
+                               timeout=timeout)
 
     async def alter_reassignments(self, targets: dict[writes.PartitionKey, tuple[int, ...] | None],
                                   keep_factor: bool) -> AlterOutcomes | None:
         """:meth:`Controller.alter_reassignments` on the ZooKeeper thread."""
-        return await self._run(self._controller.alter_reassignments, targets, keep_factor)
+        return await self._run(self._controller.alter_reassignments, targets, keep_factor,
+                               OPERATION_TIMEOUT_S)
 
     async def set_topic_config(self, name: str, config: dict[str, str]) -> None:
         await self._run(writes.set_or_create, self._client, znodes.topic_config_path(name),
