@@ -7,7 +7,8 @@ clients added (``Acl`` rows, and a ``Principal`` when the rule names one the ten
 have yet; audit ``acl.discover``), forgets the rows of rules they deleted (``acl.forget``),
 and writes the result **conditionally** on the version it read: a CreateAcls landing in
 between makes the write fail and the whole merge run again, so neither writer loses the
-other's rule (brokers write the same way).  A change notification follows every write.
+other's rule (brokers write the same way).  Each write and its change notification are
+one ZooKeeper transaction, so no write is left unannounced.
 
 ``discover`` (Celery beat, ``ACL_DISCOVERY_INTERVAL_S``) reads every ACL znode and runs
 ``sync_resource`` only where ZooKeeper differs from the base: ACLs made over Kafka reach
@@ -24,13 +25,14 @@ from urllib.parse import unquote
 
 from django.db import IntegrityError, transaction
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import NoNodeError
+from kazoo.protocol.states import ZnodeStat
 
 from . import znodes
 from .acl_merge import Entry, Resource, needs_merge, plan_merge, representable
 from .audit import record
 from .models import Acl, Principal, PublishedAcls, Tenant
-from .zookeeper import notify_acl_change
+from .zookeeper import acl_notification, announced
 
 log = logging.getLogger(__name__)
 PATTERNS = ("literal", "prefixed")
@@ -101,8 +103,7 @@ def _merge_once(zk: KazooClient, resource: Resource) -> list[str]:
         acl.delete()
         changes.append(f"forgot ACL {entry} on {path} (deleted over Kafka)")
     if set(plan.publish) != cluster or (stat is None) != (not plan.publish):
-        _write(zk, path, stat, plan.publish)
-        notify_acl_change(zk, resource)
+        _write(zk, resource, stat, plan.publish)
         changes.append(f"{'wrote' if plan.publish else 'removed'} {path}")
     if plan.managed:
         published.entries = sorted(plan.managed)
@@ -112,17 +113,22 @@ def _merge_once(zk: KazooClient, resource: Resource) -> list[str]:
     return changes
 
 
-def _write(zk: KazooClient, path: str, stat: object, entries: frozenset[Entry]) -> None:
-    try:
-        if not entries:
-            if stat is not None:
-                zk.delete(path, version=stat.version)  # type: ignore[attr-defined]
-        elif stat is None:
-            zk.create(path, payload(set(entries)), makepath=True)
-        else:
-            zk.set(path, payload(set(entries)), version=stat.version)  # type: ignore[attr-defined]
-    except (BadVersionError, NodeExistsError, NoNodeError) as exc:
-        raise _Conflict() from exc
+def _write(zk: KazooClient, resource: Resource, stat: ZnodeStat | None,
+           entries: frozenset[Entry]) -> None:
+    """The resource's znode as ``entries`` (deleted when none), conditional on ``stat``,
+    with its change notification in the same transaction."""
+    path = znodes.acl_znode(*resource)
+    transaction = zk.transaction()
+    if not entries:
+        assert stat is not None  # (nothing to write: the caller does not call)
+        transaction.delete(path, version=stat.version)
+    elif stat is None:
+        zk.ensure_path(path.rsplit("/", 1)[0])
+        transaction.create(path, payload(set(entries)))
+    else:
+        transaction.set_data(path, payload(set(entries)), version=stat.version)
+    if not announced(zk, transaction, acl_notification(resource)):
+        raise _Conflict()
 
 
 def _adopt(resource: Resource, entry: Entry, tenants: dict[str, Tenant]) -> str:
