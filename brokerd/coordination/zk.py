@@ -1,4 +1,5 @@
-"""The broker's ZooKeeper session: registration, controller election, topic watches, writes.
+"""The broker's ZooKeeper session: registration, controller election, topic watches, writes
+(the request handlers' write API is :mod:`brokerd.coordination.client_writes`).
 
 Threading model (the reason this class looks the way it does): kazoo runs its own I/O and
 callback threads, and the broker's asyncio loop must never wait on ZooKeeper.  So:
@@ -41,7 +42,6 @@ import contextlib
 import dataclasses
 import logging
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
@@ -49,10 +49,11 @@ from kazoo.client import KazooState
 from kazoo.exceptions import ConnectionLoss, NodeExistsError, NoNodeError, SessionExpiredError
 from kazoo.recipe.watchers import ChildrenWatch
 
-from brokerd.coordination import security_writes, state_feed, writes, znodes
+from brokerd.coordination import state_feed, writes, znodes
 from brokerd.coordination.admin_watch import BrokerConfigWatch, watch_admin_requests
 from brokerd.coordination.broker_watch import LiveBroker, bounced, read_live_brokers
-from brokerd.coordination.controller import AlterOutcomes, Controller, ElectionOutcomes
+from brokerd.coordination.client_writes import ClientWrites
+from brokerd.coordination.controller import Controller
 from brokerd.coordination.dirty_topics import DirtyTopics
 from brokerd.coordination.isr_writes import IsrRequest, IsrWriter
 from brokerd.coordination.quota_watch import QuotaEvents, QuotaWatch
@@ -61,19 +62,19 @@ from brokerd.coordination.security_watch import SecurityEvents, SecurityWatch
 from brokerd.coordination.state_watch import StateWatch
 from brokerd.coordination.topic_cache import ASSIGNMENT, TopicCache
 from brokerd.coordination.write_session import WriteSession
-from brokerd.coordination.zk_await import CoordinationUnavailableError, await_zk_work
+from brokerd.coordination.zk_await import (
+    OPERATION_TIMEOUT_S,
+    CoordinationUnavailableError,
+    await_zk_work,
+)
 from brokerd.coordination.znodes import (
     BrokerRegistration,
     PartitionState,
-    TopicAssignment,
     TopicMetadata,
 )
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-# How long a request handler waits for a ZooKeeper operation before answering with a
-# retriable error (the broker keeps serving data meanwhile).
-OPERATION_TIMEOUT_S = 10.0
 # Start-up calls after start() queue behind the initial read of every topic on the one
 # ZooKeeper thread (30,000 partition states took over 10 s on a loaded 2-core machine), so
 # they wait this long: ZooKeeper itself already answered start().
@@ -102,7 +103,7 @@ class CoordinationEvents(Protocol):
         ``/config/brokers/<this id>``; posted once at start and on every change."""
 
 
-class ZkCoordinator:
+class ZkCoordinator(ClientWrites):
     """One broker's ZooKeeper session and everything it reads from or writes to it."""
 
     def __init__(
@@ -505,54 +506,6 @@ class ZkCoordinator:
             writes.delete_topic(self._client, name)
             self._client.delete(f"{znodes.DELETE_TOPICS}/{name}")
 
-    # ---- writes (async API for request handlers; the ZooKeeper work is in ``writes``) ---
-
-    async def create_topic(self, name: str, replicas: dict[int, tuple[int, ...]],
-                           config: dict[str, str], topic_id: uuid.UUID,
-                           timeout: float = OPERATION_TIMEOUT_S) -> None:
-        """Raises :class:`TopicExistsError` when ZooKeeper already has ``name``;
-        ``timeout``: how long to wait for the write (it happens even if that runs out)."""
-        await self._run(writes.create_topic, self._client, name,
-                        TopicAssignment(topic_id, replicas), config, timeout=timeout, repeated=True)
-
-    async def delete_topic(self, name: str) -> None:
-        await self._run(writes.delete_topic, self._client, name, repeated=True)
-
-    async def set_partitions(self, name: str, replicas: dict[int, tuple[int, ...]]) -> None:
-        """Add partitions to a topic's assignment (CreatePartitions), keeping its id.
-        Raises :class:`TopicNotFoundError`."""
-        await self._run(writes.add_partitions, self._client, name, replicas, repeated=True)
-
-    async def elect_leaders(self, unclean: bool, keys: list[writes.PartitionKey] | None,
-                            timeout: float) -> ElectionOutcomes | None:
-        """:meth:`Controller.elect_requested` on the ZooKeeper thread."""
-        return await self._run(self._controller.elect_requested, unclean, keys, timeout,
-                               timeout=timeout)
-
-    async def alter_reassignments(self, targets: dict[writes.PartitionKey, tuple[int, ...] | None],
-                                  keep_factor: bool) -> AlterOutcomes | None:
-        """:meth:`Controller.alter_reassignments` on the ZooKeeper thread."""
-        return await self._run(self._controller.alter_reassignments, targets, keep_factor,
-                               OPERATION_TIMEOUT_S)
-
-    async def set_topic_config(self, name: str, config: dict[str, str]) -> None:
-        await self._run(writes.set_or_create, self._client, znodes.topic_config_path(name),
-                        znodes.encode_topic_config(config), repeated=True)
-
-    async def set_broker_config(self, entity: str, config: dict[str, str]) -> None:
-        """Write ``/config/brokers/<entity>`` (an id or ``<default>``), announced as Kafka does."""
-        await self._run(writes.set_config_and_notify, self._client,
-                        znodes.broker_config_path(entity), znodes.encode_topic_config(config),
-                        f"brokers/{entity}", repeated=True)
-
-    async def update_security_node(self, path: str, change: security_writes.Change,
-                                   notification_path: str, notification: bytes
-                                   ) -> tuple[bytes | None, bytes | None]:
-        """A conditional read-modify-write of an ACL or user config node plus its change
-        notification (the admin APIs' writes, see :mod:`.security_writes`)."""
-        return await self._run(security_writes.update_node, self._client, path, change,
-                               notification_path, notification, OPERATION_TIMEOUT_S)
-
     async def controlled_shutdown(self, timeout_s: float) -> bool:
         """Ask the controller to move this broker's leaderships to other in-sync replicas
         and drop it from every ISR; True once it reports nothing left to move (False on
@@ -605,9 +558,3 @@ class ZkCoordinator:
         request = IsrRequest(topic, partition, self.broker_id, leader_epoch, isr, zk_version)
         self._isr_writes.submit(request)
         return await await_zk_work(request.result, OPERATION_TIMEOUT_S)
-
-    async def allocate_producer_id_block(self) -> znodes.ProducerIdBlock:
-        """Claim the next block of producer ids (a conditional update: unique cluster-wide;
-        a repeat after a lost answer claims the next one, the lost block unused)."""
-        return await self._run(writes.claim_producer_id_block, self._client, self.broker_id,
-                               repeated=True)

@@ -19,6 +19,9 @@ from kazoo.exceptions import KazooException
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# How long a request handler waits for a ZooKeeper operation before answering with a
+# retriable error (the broker keeps serving data meanwhile).
+OPERATION_TIMEOUT_S = 10.0
 
 
 class CoordinationUnavailableError(Exception):
