@@ -17,7 +17,7 @@ from kazoo.retry import KazooRetry
 
 from tenants import publication, services, znodes
 from tenants.zookeeper import put_config
-from tests.support.zk_cut_proxy import ZkCutProxy
+from tests.support.zk_cut_proxy import ZkCutProxy, client_through_proxy
 
 CUTS = pytest.mark.parametrize("reply_lost", [True, False], ids=["reply-lost", "request-lost"])
 CONFIG = {"principal": "acme.app", "tenant": "acme"}
@@ -26,16 +26,8 @@ CONFIG = {"principal": "acme.app", "tenant": "acme"}
 @pytest.fixture
 def through_proxy(zk_connect: str) -> Iterator[tuple[KazooClient, ZkCutProxy]]:
     """A control-plane client in the test's chroot whose connection a proxy can cut."""
-    hosts, slash, chroot = zk_connect.partition("/")
-    proxy = ZkCutProxy(hosts)
-    client = KazooClient(hosts=f"{proxy.address}{slash}{chroot}", timeout=10)
-    client.start(timeout=10)
-    try:
-        yield client, proxy
-    finally:
-        client.stop()
-        client.close()
-        proxy.close()
+    with client_through_proxy(zk_connect) as connected:
+        yield connected
 
 
 def retried(write: Callable[[], object]) -> object:

@@ -12,9 +12,13 @@ Everything else, such as the client's reconnection, passes through untouched.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
+from collections.abc import Iterator
+
+from kazoo.client import KazooClient
 
 
 class ZkCutProxy:
@@ -98,6 +102,22 @@ class ZkCutProxy:
         _close(client)
         _close(server)
         self.cut.set()
+
+
+@contextlib.contextmanager
+def client_through_proxy(zk_connect: str) -> Iterator[tuple[KazooClient, ZkCutProxy]]:
+    """A plain kazoo client in ``zk_connect``'s chroot, connected through a cut proxy: it
+    holds no watches, so the only requests the proxy counts are the caller's."""
+    hosts, slash, chroot = zk_connect.partition("/")
+    proxy = ZkCutProxy(hosts)
+    client = KazooClient(hosts=f"{proxy.address}{slash}{chroot}", timeout=10)
+    client.start(timeout=10)
+    try:
+        yield client, proxy
+    finally:
+        client.stop()
+        client.close()
+        proxy.close()
 
 
 def _is_ping(frame: bytes) -> bool:

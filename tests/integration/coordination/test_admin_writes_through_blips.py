@@ -17,7 +17,7 @@ from brokerd.coordination import security_writes, writes, znodes
 from brokerd.coordination.reconnect import split_connect, through_blips
 from brokerd.coordination.znodes import TopicAssignment
 from tests.integration.coordination.harness import read_state, start_broker
-from tests.support.zk_cut_proxy import ZkCutProxy
+from tests.support.zk_cut_proxy import ZkCutProxy, client_through_proxy
 
 pytestmark = pytest.mark.integration
 
@@ -79,18 +79,10 @@ WRITES: list[tuple[Step, Callable[[KazooClient, str, uuid.UUID], bool], list[Ste
 def through_proxy(zk_connect: str, zk: KazooClient) -> Iterator[tuple[KazooClient, ZkCutProxy]]:
     """A plain client (no watches, so no requests but the writes') through a cut proxy,
     in the test's chroot."""
-    zookeeper, chroot = split_connect(zk_connect)
     zk.ensure_path(znodes.TOPICS)  # as in a running cluster, so the first write is no
     zk.ensure_path(znodes.topic_config_path("x").rsplit("/", 1)[0])  # longer than others
-    proxy = ZkCutProxy(zookeeper)
-    client = KazooClient(hosts=f"{proxy.address}{chroot}", timeout=10)
-    client.start(timeout=10)
-    try:
-        yield client, proxy
-    finally:
-        client.stop()
-        client.close()
-        proxy.close()
+    with client_through_proxy(zk_connect) as connected:
+        yield connected
 
 
 @pytest.mark.parametrize("reply_lost", [True, False], ids=["reply-lost", "request-lost"])
