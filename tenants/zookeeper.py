@@ -125,8 +125,8 @@ def put_config(zk: KazooClient, entity_path: str, config: dict[str, str] | None)
     """Publish one entity's config (None = remove it) and notify brokers when it changed.
 
     The node and its change notification are one transaction (:func:`announced`),
-    conditional on what was read.  A users/<u> node
-    that still has per-client children is emptied rather than deleted, as Kafka does.
+    conditional on what was read.  A users/<u> node that still has per-client children
+    is emptied rather than deleted, as Kafka does.
     """
     path = znodes.config_znode(entity_path)
     for _ in range(MAX_ATTEMPTS):
