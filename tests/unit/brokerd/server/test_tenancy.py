@@ -183,6 +183,19 @@ def test_a_tenant_may_not_move_partitions() -> None:
                       "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
 
 
+def test_a_tenant_may_not_write_transaction_markers() -> None:
+    """Ending another producer's transaction (``kafka-transactions.sh abort``) is the
+    operators': even a tenant allowed everything on its topics lacks ClusterAction, and
+    each partition it named is refused."""
+    denial = _guard(ApiKey.WRITE_TXN_MARKERS, _acl("All")).admit({"markers": [
+        {"producer_id": 7, "producer_epoch": 0, "transaction_result": False,
+         "coordinator_epoch": -1, "topics": [{"name": "orders", "partition_indexes": [0, 1]}]}]},
+        1)
+    failed = int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    assert denial == {"markers": [{"producer_id": 7, "topics": [{"name": "orders", "partitions": [
+        {"partition_index": p, "error_code": failed} for p in (0, 1)]}]}]}
+
+
 def test_describe_producers_needs_read_on_each_topic_named() -> None:
     guard = _guard(ApiKey.DESCRIBE_PRODUCERS, _acl("Read", name="acme.mine", pattern="literal"))
     body: dict[str, Any] = {"topics": [{"name": "mine", "partition_indexes": [0]},
