@@ -57,7 +57,7 @@ def committed_values(bootstrap: str, topic: str) -> list[bytes]:
             message = consumer.poll(TIMEOUT_S)
             assert message is not None, f"read_committed consumer stuck after {values}"
             if message.error() is None:
-                values.append(message.value())
+                values.append(message.value() or b"")
     finally:
         consumer.close()
     return values
