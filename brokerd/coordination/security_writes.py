@@ -18,7 +18,9 @@ import time
 from collections.abc import Callable
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import ConnectionLoss, NoNodeError
+from kazoo.exceptions import BadVersionError, ConnectionLoss, NodeExistsError, NoNodeError
+
+from brokerd.coordination.writes import failed_op
 
 Change = Callable[[bytes | None], bytes | None]
 
@@ -64,9 +66,12 @@ def update_node(client: KazooClient, path: str, change: Change, notification_pat
             if time.monotonic() > deadline:
                 raise
             continue  # reconnecting: the next request waits for the connection
-        if not any(isinstance(result, Exception) for result in results):
+        failed = failed_op(results)
+        if failed is None:
             return current, wanted
-        lost = None  # another writer got there first (BadVersion, NodeExists, NoNode)
+        if not isinstance(results[failed], BadVersionError | NodeExistsError | NoNodeError):
+            raise results[failed]  # (not a race: trying again would fail the same way)
+        lost = None  # another writer got there first
 
 
 def _read(client: KazooClient, path: str) -> tuple[bytes | None, int | None]:

@@ -221,7 +221,7 @@ def write_states_fenced(
     chunk: dict[PartitionKey, PartitionState] = {}
     for batch, result in pending:
         results = result.get()
-        failed = _failed_op(results)
+        failed = failed_op(results)
         if failed is None:
             for (key, state), stat in zip(batch, results[1:], strict=True):
                 chunk[key] = written[key] = dataclasses.replace(state, zk_version=stat.version)
@@ -269,7 +269,7 @@ def create_states(client: KazooClient, states: dict[PartitionKey, PartitionState
             transaction.create(path, state.encode())
         pending.append((batch, transaction.commit_async()))
     for batch, result in pending:
-        if _failed_op(result.get()) is None:
+        if failed_op(result.get()) is None:
             continue
         for (topic, partition), state in batch:
             path = znodes.partition_state_path(topic, partition)
@@ -290,7 +290,7 @@ def write_assignment_fenced(client: KazooClient, epoch_version: int, name: str,
     transaction.check(znodes.CONTROLLER_EPOCH, epoch_version)
     transaction.set_data(znodes.topic_path(name), data, zk_version)
     results = transaction.commit()
-    failed = _failed_op(results)
+    failed = failed_op(results)
     if failed == 0:
         raise ControllerFencedError(f"controller epoch version {epoch_version} is stale")
     if failed is None:
@@ -302,7 +302,7 @@ def write_assignment_fenced(client: KazooClient, epoch_version: int, name: str,
     return int(stat.version) if stored == data else None
 
 
-def _failed_op(results: list[object]) -> int | None:
+def failed_op(results: list[object]) -> int | None:
     """Index of the operation that failed a transaction (ZooKeeper reports the others as
     rolled back or inconsistent), None when it committed."""
     for index, result in enumerate(results):

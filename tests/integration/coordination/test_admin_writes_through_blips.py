@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoAuthError
+from kazoo.security import make_acl
 
 from brokerd.coordination import security_writes, writes, znodes
 from brokerd.coordination.reconnect import split_connect, through_blips
@@ -194,6 +196,20 @@ def test_security_writes_cut_at_any_request_report_their_own_change_once_announc
         for cut_at in range(1, proxy.requests_seen + 1):
             assert write(f"{change.__name__}-{cut_at}", change, cut_at) == (expected, 1), (
                 change.__name__, cut_at)
+
+
+def test_a_security_write_zookeeper_refuses_fails_instead_of_trying_forever(
+        zk: KazooClient) -> None:
+    """Only a race (the node's version moved, it appeared or went) is read again and
+    retried; a refusal that would fail every time (here a node this client may only
+    read) is raised to the request at once."""
+    zk.ensure_path("/acls/changes")
+    path = "/acls/literal/Topic/read-only"
+    zk.ensure_path(path.rsplit("/", 1)[0])
+    zk.create(path, b"+rule", acl=[make_acl("world", "anyone", read=True)])
+    with pytest.raises(NoAuthError):
+        security_writes.update_node(zk, path, add_rule, "/acls/changes/acl_changes_", b"{}", 5)
+    assert zk.get(path)[0] == b"+rule" and zk.get_children("/acls/changes") == []
 
 
 @pytest.mark.parametrize("reply_lost", [True, False], ids=["reply-lost", "request-lost"])
