@@ -11,6 +11,7 @@ from pyspark.sql import SparkSession
 
 from spark.billing import build_session
 from tests.billing.october import RECORDS
+from tests.billing.spark_cluster import SHORT_LIVED_JVM_OPTIONS
 from tests.billing.usage_records import create_usage_topic, produce
 from tests.integration.brokerd.broker_process import BrokerProcess
 from tests.integration.brokerd.conftest import broker, start_broker
@@ -20,8 +21,12 @@ __all__ = ["broker", "spark", "start_broker", "usage_broker"]
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
-    """``local[2]`` with 512 MiB: the machine is small and shared."""
-    session = build_session("local[2]", ["spark.sql.shuffle.partitions=2"])
+    """``local[2]`` with 512 MiB: the machine is small and shared; its driver JVM, which
+    lives only for this test run, with the client compiler only (see
+    :data:`tests.billing.spark_cluster.SHORT_LIVED_JVM_OPTIONS`)."""
+    session = build_session("local[2]", [
+        "spark.sql.shuffle.partitions=2",
+        f"spark.driver.extraJavaOptions={SHORT_LIVED_JVM_OPTIONS}"])
     yield session
     session.stop()
     # py4j closes its last connections when they are garbage-collected at interpreter exit

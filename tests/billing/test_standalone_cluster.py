@@ -22,7 +22,7 @@ JOB_TIMEOUT_S = 400
 def cluster(tmp_path: Path) -> Iterator[StandaloneCluster]:
     workdir = tmp_path / "cluster"
     workdir.mkdir()
-    started = StandaloneCluster(workdir)
+    started = StandaloneCluster(workdir, short_lived=True)
     try:
         yield started.start()
     finally:
@@ -38,7 +38,7 @@ def test_job_runs_unchanged_on_a_standalone_cluster(
         [sys.executable, "spark/billing.py", "--month", "2026-10", "--bootstrap",
          usage_broker.bootstrap, "--plans", str(plans), "--out", str(out),
          "--master", cluster.master_url],
-        cwd=REPO_ROOT, env=loopback_env(tmp_path), capture_output=True, text=True,
+        cwd=REPO_ROOT, env=loopback_env(tmp_path, short_lived=True), capture_output=True, text=True,
         timeout=JOB_TIMEOUT_S)
     assert job.returncode == 0, job.stderr[-4000:] + cluster.logs()
     assert line_quantities(out / "2026-10") == EXPECTED_OCTOBER_LINES
