@@ -118,11 +118,21 @@ class Controller:
         reassignments whose ISR grew."""
         if not self.active:
             return
+        self._remove_leftovers()
         self._initialize(changed)
         keys = [(name, p) for name, parts in changed.items()
                 for p in self._partitions(name, parts)]
         self.repair(keys)
         self._advance_reassignments([name for name in changed if self._reassigning(name)])
+
+    def _remove_leftovers(self) -> None:
+        """Delete the topic nodes the cache found holding no assignment (see
+        :attr:`TopicCache.leftovers`): no client can use, delete or re-create such a topic
+        otherwise.  The nodes' watches then report them gone on every broker."""
+        for name in sorted(self._cache.leftovers):
+            log.warning("removing topic node %s, which holds no assignment", name)
+            writes.delete_topic(self._client, name)
+            self._cache.leftovers.discard(name)
 
     def brokers_changed(self, bounced: set[int] | None = None) -> None:
         """Broker loss or return: repair all partitions in one batch.  ``bounced`` brokers

@@ -59,6 +59,11 @@ class TopicCache:
         self._watchers: dict[str, Watcher] = {}
         self.topics: dict[str, TopicMetadata] = {}
         self.versions: dict[str, int] = {}
+        # Topic nodes holding no assignment at all: the residue of a deletion that raced
+        # the controller's first leaders before 4edcd97 (its states' recursive create
+        # brought the node back, empty).  Every broker ignores them; the controller
+        # removes them (Controller.topics_read), which frees the name for CreateTopics.
+        self.leftovers: set[str] = set()
 
     def known(self, name: str) -> bool:
         """Whether ``name`` is watched (read at least once and not deleted since)."""
@@ -68,6 +73,7 @@ class TopicCache:
         """After a session loss: watches are gone, so every topic must be read afresh."""
         self.topics.clear()
         self.versions.clear()
+        self.leftovers.clear()
 
     def read(self, name: str, keys: set[int]) -> TopicMetadata | None:
         """Re-read what ``keys`` names and return the topic's new metadata, or None when
@@ -164,8 +170,14 @@ class TopicCache:
             self._watchers.pop(name, None)
             self.topics.pop(name, None)
             self.versions.pop(name, None)
+            self.leftovers.discard(name)
             self._state_watch.forget(name)
             return None
+        if not data:
+            log.warning("ignoring topic node %s: it holds no assignment", name)
+            self.leftovers.add(name)
+            return current
+        self.leftovers.discard(name)
         try:
             assignment = TopicAssignment.decode(name, data)
         except znodes.ZnodeFormatError:
