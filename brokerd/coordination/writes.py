@@ -96,11 +96,17 @@ def create_topic(client: KazooClient, name: str, assignment: TopicAssignment,
 
 
 def _existing_topic_id(client: KazooClient, name: str) -> uuid.UUID | None:
+    """The id of the topic ``name``, None when it has no node.  A node holding no readable
+    assignment is no creation of ours but still takes the name: TopicExistsError, which
+    the client sees as TOPIC_ALREADY_EXISTS, as Kafka answers for any node there."""
     try:
         data, _ = client.get(znodes.topic_path(name))
     except NoNodeError:
         return None
-    return TopicAssignment.decode(name, data).topic_id
+    try:
+        return TopicAssignment.decode(name, data).topic_id
+    except znodes.ZnodeFormatError:
+        raise TopicExistsError(name) from None
 
 
 def delete_topic(client: KazooClient, name: str) -> None:

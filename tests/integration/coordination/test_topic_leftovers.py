@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from kazoo.client import KazooClient
 
@@ -68,3 +68,18 @@ def test_empty_topic_nodes_are_removed_and_their_names_usable_again(
     await_gone(zk, "after")
     for name in ("before", "after"):
         create_write_and_read(broker.bootstrap, name)
+
+
+def test_a_node_holding_no_readable_assignment_takes_the_name(
+        zk: KazooClient, start_broker: Callable[..., BrokerProcess]) -> None:
+    """Not empty, so not the old residue: the controller leaves it (it may be another
+    writer's), and CreateTopics answers TOPIC_ALREADY_EXISTS, as Kafka does for any node
+    there, instead of failing the request."""
+    broker = start_broker()
+    zk.ensure_path(znodes.TOPICS)
+    zk.create(znodes.topic_path("foreign"), b"not an assignment")
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    refused = admin.create_topics([NewTopic("foreign", 1, 1)])["foreign"].exception(timeout=30)
+    assert refused is not None and refused.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS
+    assert zk.get(znodes.topic_path("foreign"))[0] == b"not an assignment"
+    create_write_and_read(broker.bootstrap, "beside")
