@@ -23,10 +23,15 @@ GONE_WITHIN_S = 30.0  # a hang guard: removal follows the next read of the topic
 
 
 def leave_residue(zk: KazooClient, name: str) -> None:
-    """What the old bug left: an empty topic node with a partition's state below it."""
-    zk.create(znodes.partition_state_path(name, 0),
-              PartitionState(1, 0, (1,)).encode(), makepath=True)
-    assert zk.get(znodes.topic_path(name))[0] == b""
+    """What the old bug left: an empty topic node with a partition's state below it, in
+    one transaction (a running controller would remove the empty node between creates)."""
+    topic = znodes.topic_path(name)
+    transaction = zk.transaction()
+    for path in (topic, f"{topic}/partitions", f"{topic}/partitions/0"):
+        transaction.create(path, b"")
+    transaction.create(znodes.partition_state_path(name, 0), PartitionState(1, 0, (1,)).encode())
+    assert all(result is not None and not isinstance(result, Exception)
+               for result in transaction.commit())
 
 
 def await_gone(zk: KazooClient, name: str) -> None:
